@@ -1,0 +1,59 @@
+/** Command line of `npm run sim`, parsed with node:util (no extra dependency for a handful of flags). */
+import { parseArgs } from 'node:util';
+
+export interface SimArgs {
+  port: number;
+  host: string;
+  kubeconfig: string | undefined;
+  token: string | undefined;
+  seed: number | undefined;
+  fast: boolean;
+  namespaces: string[];
+  help: boolean;
+}
+
+export const USAGE = `Usage: npm run sim -- [options]
+
+Starts a simulated Kubernetes cluster (API server, scheduler, kubelet, controllers) on loopback.
+
+  --port <n>          port to listen on; 0 picks a free one (default 0)
+  --host <addr>       address to bind (default 127.0.0.1)
+  --kubeconfig <file> write a kubeconfig for kubectl and client-node to this file
+  --token <t>         bearer token clients must send (default: random)
+  --namespace <ns>    create this namespace at start (repeatable)
+  --seed <n>          seed of the random choices (names, jitter, faults)
+  --fast              pods start in milliseconds instead of about a second
+  --help              this text
+`;
+
+export function parseSimArgs(argv: string[]): SimArgs {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string', default: '0' },
+      host: { type: 'string', default: '127.0.0.1' },
+      kubeconfig: { type: 'string' },
+      token: { type: 'string' },
+      seed: { type: 'string' },
+      namespace: { type: 'string', multiple: true },
+      fast: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535, got ${values.port}`);
+  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  if (seed !== undefined && !Number.isInteger(seed)) throw new Error(`--seed must be an integer, got ${values.seed}`);
+  return {
+    port,
+    host: values.host,
+    kubeconfig: values.kubeconfig,
+    token: values.token,
+    seed,
+    fast: values.fast,
+    namespaces: values.namespace ?? [],
+    help: values.help,
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * How the simulated kubelet and controllers pace themselves, and the simulated nodes. Every delay gets a
+ * uniform jitter of up to `jitterMs` from the simulator's seeded RNG.
+ */
+export interface NodeShape {
+  /** Node names are `kubesim-node-<i>`. */
+  count: number;
+  /** Allocatable capacity per node, as Kubernetes quantities. */
+  cpu: string;
+  memory: string;
+  ephemeralStorage: string;
+  pods: number;
+}
+
+export interface BehaviourConfig {
+  /** Pod created → bound to a node (PodScheduled, event Scheduled). */
+  scheduleDelayMs: number;
+  /** Bound → image pulled (Pulling/Pulled events). */
+  pullDelayMs: number;
+  /** Pulled → container running (Created/Started events). */
+  startDelayMs: number;
+  /** Running → Ready (readiness passes). */
+  readyDelayMs: number;
+  /** How long a container of a Job pod (restartPolicy Never/OnFailure) runs before it exits 0. */
+  jobRunMs: number;
+  /** How long a container that is told to crash runs before it exits. */
+  crashAfterMs: number;
+  /** CrashLoopBackOff: first back-off, doubled per restart up to backoffMaxMs (kubelet: 10 s → 5 min). */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Graceful pod deletion: time the containers take to stop, at most the grace period. */
+  terminationDelayMs: number;
+  /** Uniform jitter added to each delay. */
+  jitterMs: number;
+  nodes: NodeShape;
+}
+
+/** Quick but visible: what `npm start` and `npm run sim` use. */
+export const DEFAULT_BEHAVIOUR: BehaviourConfig = {
+  scheduleDelayMs: 100,
+  pullDelayMs: 300,
+  startDelayMs: 200,
+  readyDelayMs: 400,
+  jobRunMs: 2000,
+  crashAfterMs: 1000,
+  backoffBaseMs: 2000,
+  backoffMaxMs: 30_000,
+  terminationDelayMs: 300,
+  jitterMs: 200,
+  nodes: { count: 3, cpu: '8', memory: '32Gi', ephemeralStorage: '100Gi', pods: 110 },
+};
+
+/** For tests: every step in tens of milliseconds. */
+export const FAST_BEHAVIOUR: BehaviourConfig = {
+  ...DEFAULT_BEHAVIOUR,
+  scheduleDelayMs: 5,
+  pullDelayMs: 10,
+  startDelayMs: 10,
+  readyDelayMs: 10,
+  jobRunMs: 100,
+  crashAfterMs: 50,
+  backoffBaseMs: 100,
+  backoffMaxMs: 800,
+  terminationDelayMs: 10,
+  jitterMs: 5,
+};
+
+/**
+ * Conventions a workload can use to ask the simulated kubelet for a failure, through its container's
+ * environment (the OPI server passes app environment through) or image name.
+ */
+export const SIM_ENV = {
+  /** `crash` (exit after crashAfterMs, restart with CrashLoopBackOff), `oom` (like crash, OOMKilled, 137),
+   *  `fail` (exit with KUBESIM_EXIT_CODE, default 1, once — for Job pods), `never-ready` (runs, never ready). */
+  behaviour: 'KUBESIM_BEHAVIOUR',
+  exitCode: 'KUBESIM_EXIT_CODE',
+  /** Overrides jobRunMs / crashAfterMs for this container. */
+  runMs: 'KUBESIM_RUN_MS',
+  /** Written to the container's terminated state `message` when it exits (terminationMessagePath). */
+  terminationMessage: 'KUBESIM_TERMINATION_MESSAGE',
+  /** Lines the container "prints", returned by the pods/log subresource (\n separated). */
+  log: 'KUBESIM_LOG',
+} as const;
+
+/** Images whose last path segment starts with this cannot be pulled: ErrImagePull, then ImagePullBackOff. */
+export const PULL_ERROR_IMAGE_PREFIX = 'kubesim-pull-error';

@@ -1,0 +1,104 @@
+/**
+ * @opi/kube-sim: a simulated Kubernetes cluster on loopback. `startSimulator()` runs the API server, the
+ * garbage collector and the simulated control plane in-process; production code reaches it only over HTTP
+ * through @kubernetes/client-node, exactly as it reaches a real cluster.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { ApiServer } from './api-server.js';
+import { type BehaviourConfig, DEFAULT_BEHAVIOUR } from './behaviour.js';
+import { type Controllers, startControllers } from './controllers/index.js';
+import { Faults } from './faults.js';
+import { GarbageCollector } from './gc.js';
+import { kubeconfigYaml } from './kubeconfig.js';
+import { seededRandom } from './random.js';
+import { ResourceRegistry } from './resources.js';
+import { Store } from './store.js';
+
+export interface SimulatorOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  host?: string;
+  /** Bearer token clients must send; random when not given. */
+  token?: string;
+  /** Seed of the RNG behind names, jitter and fault rolls. */
+  seed?: number;
+  /** Watch events kept for resume; older resourceVersions get 410 Expired. */
+  historySize?: number;
+  behaviour?: Partial<BehaviourConfig>;
+  /** false: API, store and garbage collector only; no scheduler, kubelet or workload controllers. */
+  controllers?: boolean;
+  watchTimeoutSeconds?: number;
+  bookmarkIntervalMs?: number;
+  /** Namespaces created at start besides default, kube-system, kube-public and kube-node-lease. */
+  namespaces?: string[];
+}
+
+export interface Simulator {
+  readonly url: string;
+  readonly port: number;
+  readonly token: string;
+  readonly store: Store;
+  readonly faults: Faults;
+  readonly controllers: Controllers | undefined;
+  kubeconfig(namespace?: string): string;
+  writeKubeconfig(file: string, namespace?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const random = seededRandom(options.seed ?? Date.now());
+  const registry = new ResourceRegistry();
+  const store = new Store(registry, { random, ...(options.historySize ? { historySize: options.historySize } : {}) });
+  const nsType = registry.get('', 'namespaces');
+  for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease', ...(options.namespaces ?? [])]) {
+    if (!store.get(nsType, undefined, name)) {
+      store.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } as never);
+    }
+  }
+  const gc = new GarbageCollector(store);
+  const behaviour: BehaviourConfig = {
+    ...DEFAULT_BEHAVIOUR,
+    ...options.behaviour,
+    nodes: { ...DEFAULT_BEHAVIOUR.nodes, ...options.behaviour?.nodes },
+  };
+  const controllers = options.controllers === false ? undefined : startControllers(store, behaviour, random);
+  const faults = new Faults(random);
+  const token = options.token ?? randomBytes(16).toString('hex');
+  const api = new ApiServer({
+    store,
+    faults,
+    tokens: new Set([token]),
+    random,
+    ...(controllers ? { logs: (r) => controllers.logs(r) } : {}),
+    ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
+    ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}),
+  });
+  const host = options.host ?? '127.0.0.1';
+  const port = await api.listen(options.port ?? 0, host);
+  const url = `http://${host}:${port}`;
+  return {
+    url,
+    port,
+    token,
+    store,
+    faults,
+    controllers,
+    kubeconfig: (namespace) => kubeconfigYaml(url, token, namespace),
+    writeKubeconfig: (file, namespace) => writeFile(file, kubeconfigYaml(url, token, namespace), { mode: 0o600 }),
+    close: async () => {
+      controllers?.stop();
+      gc.stop();
+      await api.close();
+    },
+  };
+}
+
+export { StatusError, errors } from './errors.js';
+export type { BehaviourConfig, NodeShape } from './behaviour.js';
+export { DEFAULT_BEHAVIOUR, FAST_BEHAVIOUR, SIM_ENV, PULL_ERROR_IMAGE_PREFIX } from './behaviour.js';
+export type { FaultConfig, Verb } from './faults.js';
+export { Faults } from './faults.js';
+export { Store } from './store.js';
+export { ResourceRegistry } from './resources.js';
+export type { KubeObject, ObjectMeta } from './types.js';

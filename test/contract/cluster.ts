@@ -43,7 +43,10 @@ if (useRealCluster) {
   );
 }
 
-export async function startTestCluster(prefix: string, options: { controllers?: boolean } = {}): Promise<TestCluster> {
+export async function startTestCluster(
+  prefix: string,
+  options: { controllers?: boolean } = {},
+): Promise<TestCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'contract-'));
   const kubeconfigFile = join(dir, 'kubeconfig');
   let sim: Simulator | undefined;
@@ -82,7 +85,11 @@ export async function startTestCluster(prefix: string, options: { controllers?: 
 }
 
 /** Polls until `check` returns a value (not undefined/false) or the deadline passes. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -93,14 +100,19 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
       last = e;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ''}`);
+      throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
 /** The parsed Status body of a failed client-node call. */
-export function statusOf(e: unknown): { code: number; reason?: string; message?: string; details?: Record<string, unknown> } {
+export function statusOf(e: unknown): {
+  code: number;
+  reason?: string;
+  message?: string;
+  details?: Record<string, unknown>;
+} {
   const err = e as { code?: number; body?: unknown };
   let body: Record<string, unknown> = {};
   if (typeof err.body === 'string') {
@@ -110,10 +122,14 @@ export function statusOf(e: unknown): { code: number; reason?: string; message?:
       body = {};
     }
   }
-  return { code: err.code ?? 0, ...body } as { code: number; reason?: string; message?: string };
+  return { code: err.code ?? 0, ...body };
 }
 
-export async function expectStatus(p: Promise<unknown>, code: number, reason?: string): Promise<ReturnType<typeof statusOf>> {
+export async function expectStatus(
+  p: Promise<unknown>,
+  code: number,
+  reason?: string,
+): Promise<ReturnType<typeof statusOf>> {
   try {
     await p;
   } catch (e) {
@@ -125,7 +141,12 @@ export async function expectStatus(p: Promise<unknown>, code: number, reason?: s
   throw new Error(`expected a ${code} failure, but the call succeeded`);
 }
 
-export function deploymentBody(name: string, replicas = 1, image = 'registry.example/app:1', env: { name: string; value: string }[] = []) {
+export function deploymentBody(
+  name: string,
+  replicas = 1,
+  image = 'registry.example/app:1',
+  env: { name: string; value: string }[] = [],
+) {
   return {
     metadata: { name, labels: { app: name } },
     spec: {
@@ -133,7 +154,9 @@ export function deploymentBody(name: string, replicas = 1, image = 'registry.exa
       selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image, env, resources: { requests: { memory: '64Mi', cpu: '10m' } } }] },
+        spec: {
+          containers: [{ name: 'app', image, env, resources: { requests: { memory: '64Mi', cpu: '10m' } } }],
+        },
       },
     },
   };

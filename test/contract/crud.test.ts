@@ -1,6 +1,19 @@
 /** CRUD, errors, selectors, pagination, patch types, subresources, validation and auth, via client-node. */
-import { ApiException, KubeConfig, CoreV1Api, PatchStrategy, setHeaderOptions, type V1ConfigMap } from '@kubernetes/client-node';
-import { type TestCluster, deploymentBody, expectStatus, startTestCluster, useRealCluster } from './cluster.js';
+import {
+  ApiException,
+  KubeConfig,
+  CoreV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
+import {
+  type TestCluster,
+  deploymentBody,
+  expectStatus,
+  startTestCluster,
+  useRealCluster,
+} from './cluster.js';
 
 let c: TestCluster;
 beforeAll(async () => {
@@ -10,7 +23,11 @@ afterAll(async () => {
   await c.close();
 });
 
-const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = { k: 'v' }): V1ConfigMap => ({
+const cm = (
+  name: string,
+  labels: Record<string, string> = {},
+  data: Record<string, string> = { k: 'v' },
+): V1ConfigMap => ({
   metadata: { name, labels },
   data,
 });
@@ -18,11 +35,15 @@ const cm = (name: string, labels: Record<string, string> = {}, data: Record<stri
 describe('discovery', () => {
   it('serves the core and group resource lists', async () => {
     const core = await c.core.getAPIResources();
-    expect(core.resources.map((r) => r.name)).toEqual(expect.arrayContaining(['pods', 'pods/status', 'pods/log', 'secrets', 'events', 'namespaces']));
+    expect(core.resources.map((r) => r.name)).toEqual(
+      expect.arrayContaining(['pods', 'pods/status', 'pods/log', 'secrets', 'events', 'namespaces']),
+    );
     const apps = await c.apps.getAPIResources();
     const deployments = apps.resources.find((r) => r.name === 'deployments');
     expect(deployments).toMatchObject({ namespaced: true, kind: 'Deployment', shortNames: ['deploy'] });
-    expect(apps.resources.map((r) => r.name)).toEqual(expect.arrayContaining(['deployments/scale', 'statefulsets/status', 'replicasets']));
+    expect(apps.resources.map((r) => r.name)).toEqual(
+      expect.arrayContaining(['deployments/scale', 'statefulsets/status', 'replicasets']),
+    );
     const batch = await c.batch.getAPIResources();
     expect(batch.resources.map((r) => r.name)).toContain('jobs');
   });
@@ -40,22 +61,44 @@ describe('create, get, replace, delete', () => {
   });
 
   it('answers 404 NotFound and 409 AlreadyExists with the real messages', async () => {
-    const nf = await expectStatus(c.core.readNamespacedConfigMap({ name: 'missing', namespace: c.namespace }), 404, 'NotFound');
+    const nf = await expectStatus(
+      c.core.readNamespacedConfigMap({ name: 'missing', namespace: c.namespace }),
+      404,
+      'NotFound',
+    );
     expect(nf.message).toBe('configmaps "missing" not found');
-    const dep = await expectStatus(c.apps.readNamespacedDeployment({ name: 'missing', namespace: c.namespace }), 404, 'NotFound');
+    const dep = await expectStatus(
+      c.apps.readNamespacedDeployment({ name: 'missing', namespace: c.namespace }),
+      404,
+      'NotFound',
+    );
     expect(dep.message).toBe('deployments.apps "missing" not found');
     await c.core.createNamespacedConfigMap({ namespace: c.namespace, body: cm('dup') });
-    const ae = await expectStatus(c.core.createNamespacedConfigMap({ namespace: c.namespace, body: cm('dup') }), 409, 'AlreadyExists');
+    const ae = await expectStatus(
+      c.core.createNamespacedConfigMap({ namespace: c.namespace, body: cm('dup') }),
+      409,
+      'AlreadyExists',
+    );
     expect(ae.message).toBe('configmaps "dup" already exists');
   });
 
   it('creates in a missing namespace with 404', async () => {
-    await expectStatus(c.core.createNamespacedConfigMap({ namespace: 'no-such-ns-x1', body: cm('a') }), 404, 'NotFound');
+    await expectStatus(
+      c.core.createNamespacedConfigMap({ namespace: 'no-such-ns-x1', body: cm('a') }),
+      404,
+      'NotFound',
+    );
   });
 
   it('generates names from generateName', async () => {
-    const a = await c.core.createNamespacedConfigMap({ namespace: c.namespace, body: { metadata: { generateName: 'gen-' } } });
-    const b = await c.core.createNamespacedConfigMap({ namespace: c.namespace, body: { metadata: { generateName: 'gen-' } } });
+    const a = await c.core.createNamespacedConfigMap({
+      namespace: c.namespace,
+      body: { metadata: { generateName: 'gen-' } },
+    });
+    const b = await c.core.createNamespacedConfigMap({
+      namespace: c.namespace,
+      body: { metadata: { generateName: 'gen-' } },
+    });
     expect(a.metadata?.name).toMatch(/^gen-[a-z0-9]{5}$/);
     expect(b.metadata?.name).not.toBe(a.metadata?.name);
   });
@@ -69,11 +112,17 @@ describe('create, get, replace, delete', () => {
     });
     expect(v2.metadata?.resourceVersion).not.toBe(v1.metadata?.resourceVersion);
     const conflict = await expectStatus(
-      c.core.replaceNamespacedConfigMap({ name: 'occ', namespace: c.namespace, body: { ...v1, data: { k: 'v3' } } }),
+      c.core.replaceNamespacedConfigMap({
+        name: 'occ',
+        namespace: c.namespace,
+        body: { ...v1, data: { k: 'v3' } },
+      }),
       409,
       'Conflict',
     );
-    expect(conflict.message).toContain('Operation cannot be fulfilled on configmaps "occ": the object has been modified');
+    expect(conflict.message).toContain(
+      'Operation cannot be fulfilled on configmaps "occ": the object has been modified',
+    );
     // An update without a resourceVersion is unconditional.
     const v3 = await c.core.replaceNamespacedConfigMap({
       name: 'occ',
@@ -93,7 +142,10 @@ describe('create, get, replace, delete', () => {
   });
 
   it('bumps generation on spec changes only', async () => {
-    const d = await c.apps.createNamespacedDeployment({ namespace: c.namespace, body: deploymentBody('gen') });
+    const d = await c.apps.createNamespacedDeployment({
+      namespace: c.namespace,
+      body: deploymentBody('gen'),
+    });
     expect(d.metadata?.generation).toBe(1);
     expect(d.spec?.strategy?.type).toBe('RollingUpdate');
     expect(d.spec?.revisionHistoryLimit).toBe(10);
@@ -114,7 +166,11 @@ describe('create, get, replace, delete', () => {
     const status = await c.core.deleteNamespacedConfigMap({ name: 'del', namespace: c.namespace });
     expect(status.status).toBe('Success');
     await expectStatus(c.core.readNamespacedConfigMap({ name: 'del', namespace: c.namespace }), 404);
-    await expectStatus(c.core.deleteNamespacedConfigMap({ name: 'del', namespace: c.namespace }), 404, 'NotFound');
+    await expectStatus(
+      c.core.deleteNamespacedConfigMap({ name: 'del', namespace: c.namespace }),
+      404,
+      'NotFound',
+    );
   });
 
   it('turns Secret stringData into base64 data', async () => {
@@ -135,12 +191,18 @@ describe('patch', () => {
       {
         name: 'pt',
         namespace: c.namespace,
-        body: { spec: { template: { spec: { containers: [{ name: 'app', env: [{ name: 'A', value: '1' }] }] } } } },
+        body: {
+          spec: { template: { spec: { containers: [{ name: 'app', env: [{ name: 'A', value: '1' }] }] } } },
+        },
       },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
     // Strategic merge keeps the container's other fields (merged by name).
-    expect(strategic.spec?.template.spec?.containers[0]).toMatchObject({ name: 'app', image: 'registry.example/app:1', env: [{ name: 'A', value: '1' }] });
+    expect(strategic.spec?.template.spec?.containers[0]).toMatchObject({
+      name: 'app',
+      image: 'registry.example/app:1',
+      env: [{ name: 'A', value: '1' }],
+    });
     const json = await c.apps.patchNamespacedDeployment(
       { name: 'pt', namespace: c.namespace, body: [{ op: 'replace', path: '/spec/replicas', value: 2 }] },
       setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
@@ -150,7 +212,11 @@ describe('patch', () => {
 
   it('rejects an object sent as json-patch (client-node 1.x default) with 400', async () => {
     await c.core.createNamespacedConfigMap({ namespace: c.namespace, body: cm('jp') });
-    await expectStatus(c.core.patchNamespacedConfigMap({ name: 'jp', namespace: c.namespace, body: { data: { k: 'x' } } }), 400, 'BadRequest');
+    await expectStatus(
+      c.core.patchNamespacedConfigMap({ name: 'jp', namespace: c.namespace, body: { data: { k: 'x' } } }),
+      400,
+      'BadRequest',
+    );
   });
 
   it('checks a resourceVersion given in a patch', async () => {
@@ -161,7 +227,11 @@ describe('patch', () => {
     );
     await expectStatus(
       c.core.patchNamespacedConfigMap(
-        { name: 'prv', namespace: c.namespace, body: { metadata: { resourceVersion: o.metadata?.resourceVersion }, data: { k: 'x' } } },
+        {
+          name: 'prv',
+          namespace: c.namespace,
+          body: { metadata: { resourceVersion: o.metadata?.resourceVersion }, data: { k: 'x' } },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
       409,
@@ -175,7 +245,12 @@ describe('patch', () => {
         name: 'ssa',
         namespace: c.namespace,
         fieldManager: 'contract',
-        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa', namespace: c.namespace }, data: { a: 'b' } },
+        body: {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'ssa', namespace: c.namespace },
+          data: { a: 'b' },
+        },
       },
       setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
     );
@@ -188,27 +263,44 @@ describe('list', () => {
     for (let i = 0; i < 12; i++) {
       await c.core.createNamespacedConfigMap({
         namespace: c.namespace,
-        body: cm(`l-${String(i).padStart(2, '0')}`, { set: 'list', tier: i % 3 === 0 ? 'a' : i % 3 === 1 ? 'b' : 'c', ...(i < 4 ? { low: 'yes' } : {}) }),
+        body: cm(`l-${String(i).padStart(2, '0')}`, {
+          set: 'list',
+          tier: i % 3 === 0 ? 'a' : i % 3 === 1 ? 'b' : 'c',
+          ...(i < 4 ? { low: 'yes' } : {}),
+        }),
       });
     }
   });
 
   it('filters by equality and set-based label selectors', async () => {
     const names = async (labelSelector: string) =>
-      (await c.core.listNamespacedConfigMap({ namespace: c.namespace, labelSelector })).items.map((i) => i.metadata?.name);
+      (await c.core.listNamespacedConfigMap({ namespace: c.namespace, labelSelector })).items.map(
+        (i) => i.metadata?.name,
+      );
     expect(await names('set=list,tier=a')).toEqual(['l-00', 'l-03', 'l-06', 'l-09']);
     expect(await names('set=list,tier!=a')).toHaveLength(8);
     expect(await names('set=list,tier in (a,b)')).toHaveLength(8);
     expect(await names('set=list,tier notin (a,b)')).toEqual(['l-02', 'l-05', 'l-08', 'l-11']);
     expect(await names('set=list,low')).toEqual(['l-00', 'l-01', 'l-02', 'l-03']);
     expect(await names('set=list,!low')).toHaveLength(8);
-    await expectStatus(c.core.listNamespacedConfigMap({ namespace: c.namespace, labelSelector: 'tier in (a' }), 400, 'BadRequest');
+    await expectStatus(
+      c.core.listNamespacedConfigMap({ namespace: c.namespace, labelSelector: 'tier in (a' }),
+      400,
+      'BadRequest',
+    );
   });
 
   it('filters by metadata.name and rejects unsupported fields', async () => {
-    const one = await c.core.listNamespacedConfigMap({ namespace: c.namespace, fieldSelector: 'metadata.name=l-05' });
+    const one = await c.core.listNamespacedConfigMap({
+      namespace: c.namespace,
+      fieldSelector: 'metadata.name=l-05',
+    });
     expect(one.items.map((i) => i.metadata?.name)).toEqual(['l-05']);
-    await expectStatus(c.core.listNamespacedConfigMap({ namespace: c.namespace, fieldSelector: 'spec.nothing=x' }), 400, 'BadRequest');
+    await expectStatus(
+      c.core.listNamespacedConfigMap({ namespace: c.namespace, fieldSelector: 'spec.nothing=x' }),
+      400,
+      'BadRequest',
+    );
   });
 
   it('paginates with limit and continue on one resourceVersion', async () => {
@@ -217,7 +309,12 @@ describe('list', () => {
     let rv: string | undefined;
     let pages = 0;
     do {
-      const page = await c.core.listNamespacedConfigMap({ namespace: c.namespace, labelSelector: 'set=list', limit: 5, _continue: token });
+      const page = await c.core.listNamespacedConfigMap({
+        namespace: c.namespace,
+        labelSelector: 'set=list',
+        limit: 5,
+        _continue: token,
+      });
       pages++;
       seen.push(...page.items.map((i) => i.metadata?.name ?? ''));
       rv ??= page.metadata?.resourceVersion;
@@ -231,7 +328,10 @@ describe('list', () => {
 
   it('deletes a collection by label selector', async () => {
     for (const n of ['dc-1', 'dc-2', 'dc-3']) {
-      await c.core.createNamespacedConfigMap({ namespace: c.namespace, body: cm(n, { dc: n === 'dc-3' ? 'keep' : 'go' }) });
+      await c.core.createNamespacedConfigMap({
+        namespace: c.namespace,
+        body: cm(n, { dc: n === 'dc-3' ? 'keep' : 'go' }),
+      });
     }
     await c.core.deleteCollectionNamespacedConfigMap({ namespace: c.namespace, labelSelector: 'dc=go' });
     const left = await c.core.listNamespacedConfigMap({ namespace: c.namespace, labelSelector: 'dc' });
@@ -241,7 +341,10 @@ describe('list', () => {
 
 describe('subresources', () => {
   it('keeps status out of main writes and spec out of status writes', async () => {
-    const d = await c.apps.createNamespacedDeployment({ namespace: c.namespace, body: deploymentBody('st', 0) });
+    const d = await c.apps.createNamespacedDeployment({
+      namespace: c.namespace,
+      body: deploymentBody('st', 0),
+    });
     const withStatus = await c.apps.replaceNamespacedDeploymentStatus({
       name: 'st',
       namespace: c.namespace,
@@ -273,10 +376,17 @@ describe('subresources', () => {
 
 describe('validation', () => {
   it('rejects invalid names, labels and annotations with 422 Invalid and causes', async () => {
-    const bad = await expectStatus(c.core.createNamespacedConfigMap({ namespace: c.namespace, body: cm('Not_Valid') }), 422, 'Invalid');
+    const bad = await expectStatus(
+      c.core.createNamespacedConfigMap({ namespace: c.namespace, body: cm('Not_Valid') }),
+      422,
+      'Invalid',
+    );
     expect((bad.details?.['causes'] as { field: string }[])[0]?.field).toBe('metadata.name');
     await expectStatus(
-      c.core.createNamespacedConfigMap({ namespace: c.namespace, body: cm('longlabel', { l: 'x'.repeat(64) }) }),
+      c.core.createNamespacedConfigMap({
+        namespace: c.namespace,
+        body: cm('longlabel', { l: 'x'.repeat(64) }),
+      }),
       422,
       'Invalid',
     );
@@ -293,7 +403,11 @@ describe('validation', () => {
   it('rejects a Deployment whose selector does not match its template', async () => {
     const body = deploymentBody('mismatch');
     body.spec.selector.matchLabels.app = 'other';
-    const s = await expectStatus(c.apps.createNamespacedDeployment({ namespace: c.namespace, body }), 422, 'Invalid');
+    const s = await expectStatus(
+      c.apps.createNamespacedDeployment({ namespace: c.namespace, body }),
+      422,
+      'Invalid',
+    );
     expect(s.message).toContain('spec.template.metadata.labels');
   });
 });
@@ -306,15 +420,21 @@ describe('authentication', () => {
     if (!user) throw new Error('no user');
     (user as { token?: string }).token = 'not-a-valid-token';
     const core = kc.makeApiClient(CoreV1Api);
-    await expect(core.listNamespacedConfigMap({ namespace: c.namespace })).rejects.toMatchObject({ code: 401 });
-    await expect(core.listNamespacedConfigMap({ namespace: c.namespace })).rejects.toBeInstanceOf(ApiException);
+    await expect(core.listNamespacedConfigMap({ namespace: c.namespace })).rejects.toMatchObject({
+      code: 401,
+    });
+    await expect(core.listNamespacedConfigMap({ namespace: c.namespace })).rejects.toBeInstanceOf(
+      ApiException,
+    );
   });
 });
 
 if (!useRealCluster) {
   describe('simulator only', () => {
     it('is reachable with the token of its kubeconfig', async () => {
-      const v = await fetch(`${c.sim!.url}/version`, { headers: { authorization: `Bearer ${c.sim!.token}` } });
+      const v = await fetch(`${c.sim!.url}/version`, {
+        headers: { authorization: `Bearer ${c.sim!.token}` },
+      });
       expect(((await v.json()) as { major: string }).major).toBe('1');
     });
   });

@@ -16,19 +16,31 @@ afterEach(() => {
 function admin(path: string, init: RequestInit = {}): Promise<Response> {
   return fetch(`${c.sim!.url}${path}`, {
     ...init,
-    headers: { authorization: `Bearer ${c.sim!.token}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
+    headers: {
+      authorization: `Bearer ${c.sim!.token}`,
+      'content-type': 'application/json',
+    },
   });
 }
 
 describeSimOnly('fault injection', () => {
   it('answers 503 and 429 with Retry-After, as configured through the admin endpoint', async () => {
-    const put = await admin('/sim/faults', { method: 'PUT', body: JSON.stringify({ errorRate: 1, errorCodes: [503], retryAfterSeconds: 7 }) });
+    const put = await admin('/sim/faults', {
+      method: 'PUT',
+      body: JSON.stringify({ errorRate: 1, errorCodes: [503], retryAfterSeconds: 7 }),
+    });
     expect(put.status).toBe(200);
     await expectStatus(c.core.listNamespacedConfigMap({ namespace: c.namespace }), 503, 'ServiceUnavailable');
-    const raw = await fetch(`${c.sim!.url}/api/v1/namespaces/${c.namespace}/configmaps`, { headers: { authorization: `Bearer ${c.sim!.token}` } });
+    const raw = await fetch(`${c.sim!.url}/api/v1/namespaces/${c.namespace}/configmaps`, {
+      headers: { authorization: `Bearer ${c.sim!.token}` },
+    });
     expect(raw.headers.get('retry-after')).toBe('7');
     c.sim!.faults.set({ errorCodes: [429] });
-    const s = await expectStatus(c.core.listNamespacedConfigMap({ namespace: c.namespace }), 429, 'TooManyRequests');
+    const s = await expectStatus(
+      c.core.listNamespacedConfigMap({ namespace: c.namespace }),
+      429,
+      'TooManyRequests',
+    );
     expect(s.details?.['retryAfterSeconds']).toBe(7);
     const state = (await (await admin('/sim/faults')).json()) as { injected: { errors: number } };
     expect(state.injected.errors).toBeGreaterThanOrEqual(3);
@@ -38,8 +50,15 @@ describeSimOnly('fault injection', () => {
 
   it('limits faults to the verbs and resources named', async () => {
     c.sim!.faults.set({ errorRate: 1, errorCodes: [500], verbs: ['create'], resources: ['secrets'] });
-    await expectStatus(c.core.createNamespacedSecret({ namespace: c.namespace, body: { metadata: { name: 's' } } }), 500, 'InternalError');
-    await c.core.createNamespacedConfigMap({ namespace: c.namespace, body: { metadata: { name: 'unaffected' } } });
+    await expectStatus(
+      c.core.createNamespacedSecret({ namespace: c.namespace, body: { metadata: { name: 's' } } }),
+      500,
+      'InternalError',
+    );
+    await c.core.createNamespacedConfigMap({
+      namespace: c.namespace,
+      body: { metadata: { name: 'unaffected' } },
+    });
     await c.core.listNamespacedSecret({ namespace: c.namespace });
   });
 
@@ -49,9 +68,16 @@ describeSimOnly('fault injection', () => {
   });
 
   it('answers writes with 409 Conflict while reads still work', async () => {
-    const o = await c.core.createNamespacedConfigMap({ namespace: c.namespace, body: { metadata: { name: 'cf' } } });
+    const o = await c.core.createNamespacedConfigMap({
+      namespace: c.namespace,
+      body: { metadata: { name: 'cf' } },
+    });
     c.sim!.faults.set({ conflictRate: 1 });
-    await expectStatus(c.core.replaceNamespacedConfigMap({ name: 'cf', namespace: c.namespace, body: o }), 409, 'Conflict');
+    await expectStatus(
+      c.core.replaceNamespacedConfigMap({ name: 'cf', namespace: c.namespace, body: o }),
+      409,
+      'Conflict',
+    );
     await c.core.readNamespacedConfigMap({ name: 'cf', namespace: c.namespace });
   });
 
@@ -82,7 +108,10 @@ describeSimOnly('fault injection', () => {
         ended = err ?? null;
       },
     );
-    await eventually(async () => (((await (await admin('/sim/stats')).json()) as { watches: number }).watches >= 1), 'the watch to open');
+    await eventually(
+      async () => ((await (await admin('/sim/stats')).json()) as { watches: number }).watches >= 1,
+      'the watch to open',
+    );
     const cut = (await (await admin('/sim/watches/cut', { method: 'POST' })).json()) as { cut: number };
     expect(cut.cut).toBeGreaterThanOrEqual(1);
     await eventually(async () => ended !== 'open', 'the watch to end');

@@ -6,7 +6,7 @@
 import { fieldCause, type StatusCause } from './errors.js';
 import type { ResourceType } from './resources.js';
 import { matchesLabelSelector } from './selectors.js';
-import { type KubeObject, type LabelSelector, isRecord } from './types.js';
+import { type KubeObject, isRecord } from './types.js';
 import { isDns1123Label, validateObjectMeta } from './validation.js';
 
 type Obj = Record<string, unknown>;
@@ -83,7 +83,10 @@ export function applyDefaults(type: ResourceType, o: KubeObject, isCreate: boole
     case 'Deployment': {
       if (!spec) break;
       setDefault(spec, 'replicas', 1);
-      setDefault(spec, 'strategy', { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } });
+      setDefault(spec, 'strategy', {
+        type: 'RollingUpdate',
+        rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' },
+      });
       setDefault(spec, 'revisionHistoryLimit', 10);
       setDefault(spec, 'progressDeadlineSeconds', 600);
       defaultTemplate(spec);
@@ -202,8 +205,10 @@ function validateContainers(list: unknown, field: string, causes: StatusCause[])
     if (typeof name !== 'string' || name === '') {
       causes.push(fieldCause('FieldValueRequired', `${f}.name`, 'Required value'));
     } else {
-      for (const m of isDns1123Label(name)) causes.push(fieldCause('FieldValueInvalid', `${f}.name`, `Invalid value: "${name}": ${m}`));
-      if (seen.has(name)) causes.push(fieldCause('FieldValueDuplicate', `${f}.name`, `Duplicate value: "${name}"`));
+      for (const m of isDns1123Label(name))
+        causes.push(fieldCause('FieldValueInvalid', `${f}.name`, `Invalid value: "${name}": ${m}`));
+      if (seen.has(name))
+        causes.push(fieldCause('FieldValueDuplicate', `${f}.name`, `Duplicate value: "${name}"`));
       seen.add(name);
     }
     if (typeof c['image'] !== 'string' || c['image'].trim() === '') {
@@ -212,7 +217,12 @@ function validateContainers(list: unknown, field: string, causes: StatusCause[])
   });
 }
 
-function validatePodSpec(spec: unknown, field: string, causes: StatusCause[], allowedRestart: string[]): void {
+function validatePodSpec(
+  spec: unknown,
+  field: string,
+  causes: StatusCause[],
+  allowedRestart: string[],
+): void {
   if (!isRecord(spec)) {
     causes.push(fieldCause('FieldValueRequired', field, 'Required value'));
     return;
@@ -232,20 +242,33 @@ function validatePodSpec(spec: unknown, field: string, causes: StatusCause[], al
 
 function validateSelectorAndTemplate(spec: Obj, causes: StatusCause[], restart: string[]): void {
   const selector = obj(spec['selector']);
-  if (!selector || (Object.keys(obj(selector['matchLabels']) ?? {}).length === 0 && !Array.isArray(selector['matchExpressions']))) {
+  if (
+    !selector ||
+    (Object.keys(obj(selector['matchLabels']) ?? {}).length === 0 &&
+      !Array.isArray(selector['matchExpressions']))
+  ) {
     causes.push(fieldCause('FieldValueRequired', 'spec.selector', 'Required value'));
   }
   const template = obj(spec['template']);
   const labels = obj(obj(template?.['metadata'])?.['labels']) as Record<string, string> | undefined;
-  if (selector && !matchesLabelSelector(labels ?? {}, selector as LabelSelector)) {
+  if (selector && !matchesLabelSelector(labels ?? {}, selector)) {
     causes.push(
-      fieldCause('FieldValueInvalid', 'spec.template.metadata.labels', 'Invalid value: `selector` does not match template `labels`'),
+      fieldCause(
+        'FieldValueInvalid',
+        'spec.template.metadata.labels',
+        'Invalid value: `selector` does not match template `labels`',
+      ),
     );
   }
   validatePodSpec(template?.['spec'], 'spec.template.spec', causes, restart);
   const replicas = spec['replicas'];
-  if (replicas !== undefined && (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0)) {
-    causes.push(fieldCause('FieldValueInvalid', 'spec.replicas', 'Invalid value: must be greater than or equal to 0'));
+  if (
+    replicas !== undefined &&
+    (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0)
+  ) {
+    causes.push(
+      fieldCause('FieldValueInvalid', 'spec.replicas', 'Invalid value: must be greater than or equal to 0'),
+    );
   }
 }
 
@@ -262,7 +285,11 @@ export function validateObject(type: ResourceType, o: KubeObject, old?: KubeObje
     case 'StatefulSet':
       if (!spec) causes.push(fieldCause('FieldValueRequired', 'spec', 'Required value'));
       else validateSelectorAndTemplate(spec, causes, ['Always']);
-      if (old && spec && JSON.stringify(obj(old['spec'])?.['selector']) !== JSON.stringify(spec['selector'])) {
+      if (
+        old &&
+        spec &&
+        JSON.stringify(obj(old['spec'])?.['selector']) !== JSON.stringify(spec['selector'])
+      ) {
         causes.push(fieldCause('FieldValueInvalid', 'spec.selector', 'Invalid value: field is immutable'));
       }
       break;
@@ -279,9 +306,12 @@ export function validateObject(type: ResourceType, o: KubeObject, old?: KubeObje
       const data = obj(o['data']) ?? {};
       let size = 0;
       for (const v of Object.values(data)) size += typeof v === 'string' ? (v.length * 3) / 4 : 0;
-      if (size > 1024 * 1024) causes.push(fieldCause('FieldValueTooLong', 'data', 'Too long: must have at most 1048576 bytes'));
+      if (size > 1024 * 1024)
+        causes.push(fieldCause('FieldValueTooLong', 'data', 'Too long: must have at most 1048576 bytes'));
       if (old && old['immutable'] === true && JSON.stringify(old['data']) !== JSON.stringify(o['data'])) {
-        causes.push(fieldCause('FieldValueForbidden', 'data', 'Forbidden: field is immutable when `immutable` is set'));
+        causes.push(
+          fieldCause('FieldValueForbidden', 'data', 'Forbidden: field is immutable when `immutable` is set'),
+        );
       }
       break;
     }

@@ -11,7 +11,12 @@ import { randomUUID } from 'node:crypto';
 import { StatusError, errors } from './errors.js';
 import { applyDefaults, validateObject } from './kinds.js';
 import { type ResourceRegistry, type ResourceType, typeKey } from './resources.js';
-import { type FieldRequirement, type Requirement, matchesFieldSelector, matchesRequirements } from './selectors.js';
+import {
+  type FieldRequirement,
+  type Requirement,
+  matchesFieldSelector,
+  matchesRequirements,
+} from './selectors.js';
 import type { KubeObject, ObjectMeta } from './types.js';
 import { generatedName } from './validation.js';
 
@@ -127,7 +132,9 @@ export class Store {
   }
 
   get(resource: ResourceType, namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.objects.get(typeKey(resource))?.get(objectKey(resource.namespaced ? namespace : undefined, name));
+    return this.objects
+      .get(typeKey(resource))
+      ?.get(objectKey(resource.namespaced ? namespace : undefined, name));
   }
 
   mustGet(resource: ResourceType, namespace: string | undefined, name: string): KubeObject {
@@ -245,7 +252,10 @@ export class Store {
 
   private checkNamespace(resource: ResourceType, namespace: string | undefined): void {
     if (!resource.namespaced) return;
-    if (!namespace) throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    if (!namespace)
+      throw errors.badRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
     const nsType = this.registry.get('', 'namespaces');
     const ns = this.get(nsType, undefined, namespace);
     if (!ns) throw errors.notFound('namespaces', '', namespace);
@@ -253,7 +263,7 @@ export class Store {
       throw new StatusError(
         403,
         'Forbidden',
-        `${resource.plural} "${'<new>'}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+        `${resource.plural} is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
       );
     }
   }
@@ -267,10 +277,15 @@ export class Store {
       name = generatedName(meta.generateName, this.random);
       if (this.get(resource, namespace, name)) {
         const e = errors.alreadyExists(resource.plural, resource.group, name);
-        throw new StatusError(409, 'AlreadyExists', `${e.message}, the server was not able to generate a unique name for the object`, {
-          ...e.details,
-          retryAfterSeconds: 1,
-        });
+        throw new StatusError(
+          409,
+          'AlreadyExists',
+          `${e.message}, the server was not able to generate a unique name for the object`,
+          {
+            ...e.details,
+            retryAfterSeconds: 1,
+          },
+        );
       }
     }
     const now = this.now();
@@ -306,7 +321,11 @@ export class Store {
    * PUT semantics. `subresource: 'status'` keeps everything but .status; the main resource keeps .status
    * for types that have one. A stale metadata.resourceVersion is a 409 Conflict.
    */
-  replace(resource: ResourceType, body: KubeObject, options: WriteOptions & { subresource?: 'status' } = {}): KubeObject {
+  replace(
+    resource: ResourceType,
+    body: KubeObject,
+    options: WriteOptions & { subresource?: 'status' } = {},
+  ): KubeObject {
     const namespace = resource.namespaced ? body.metadata.namespace : undefined;
     const old = this.mustGet(resource, namespace, body.metadata.name);
     const wantRv = body.metadata.resourceVersion;
@@ -364,7 +383,12 @@ export class Store {
     return this.commit(resource, 'MODIFIED', next, old);
   }
 
-  delete(resource: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): DeleteResult {
+  delete(
+    resource: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    options: DeleteOptions = {},
+  ): DeleteResult {
     const old = this.mustGet(resource, namespace, name);
     const pre = options.preconditions;
     if (pre?.uid && pre.uid !== old.metadata.uid) {
@@ -387,13 +411,18 @@ export class Store {
 
     const policy =
       options.propagationPolicy ??
-      (options.orphanDependents === true ? 'Orphan' : options.orphanDependents === false ? 'Background' : resource.defaultPropagation);
+      (options.orphanDependents === true
+        ? 'Orphan'
+        : options.orphanDependents === false
+          ? 'Background'
+          : resource.defaultPropagation);
     const finalizers = [...(old.metadata.finalizers ?? [])];
     const hasDependents = (this.dependents.get(old.metadata.uid)?.size ?? 0) > 0;
     if (policy === 'Foreground' && hasDependents && !finalizers.includes(FOREGROUND_FINALIZER)) {
       finalizers.push(FOREGROUND_FINALIZER);
     }
-    if (policy === 'Orphan' && hasDependents && !finalizers.includes(ORPHAN_FINALIZER)) finalizers.push(ORPHAN_FINALIZER);
+    if (policy === 'Orphan' && hasDependents && !finalizers.includes(ORPHAN_FINALIZER))
+      finalizers.push(ORPHAN_FINALIZER);
 
     // Pods on a node are deleted gracefully: the kubelet stops the containers, then removes the pod.
     if (resource.kind === 'Pod' && !resource.group) {
@@ -403,11 +432,18 @@ export class Store {
       const terminal = phase === 'Succeeded' || phase === 'Failed';
       if (grace > 0 && spec?.nodeName && !terminal) {
         const due = this.now() + grace * 1000;
-        const current = old.metadata.deletionTimestamp ? Date.parse(old.metadata.deletionTimestamp) : Infinity;
-        if (due >= current && sameJson(finalizers, old.metadata.finalizers ?? [])) return { object: old, removed: false };
+        const current = old.metadata.deletionTimestamp
+          ? Date.parse(old.metadata.deletionTimestamp)
+          : Infinity;
+        if (due >= current && sameJson(finalizers, old.metadata.finalizers ?? []))
+          return { object: old, removed: false };
         const next: KubeObject = {
           ...old,
-          metadata: { ...old.metadata, deletionTimestamp: timestamp(Math.min(due, current)), deletionGracePeriodSeconds: grace },
+          metadata: {
+            ...old.metadata,
+            deletionTimestamp: timestamp(Math.min(due, current)),
+            deletionGracePeriodSeconds: grace,
+          },
         };
         if (finalizers.length) next.metadata.finalizers = finalizers;
         return { object: this.commit(resource, 'MODIFIED', next, old), removed: false };
@@ -418,13 +454,18 @@ export class Store {
       if (old.metadata.deletionTimestamp) return { object: old, removed: false };
       const next: KubeObject = {
         ...old,
-        metadata: { ...old.metadata, deletionTimestamp: timestamp(this.now()), deletionGracePeriodSeconds: 0 },
+        metadata: {
+          ...old.metadata,
+          deletionTimestamp: timestamp(this.now()),
+          deletionGracePeriodSeconds: 0,
+        },
         status: { phase: 'Terminating' },
       };
       return { object: this.commit(resource, 'MODIFIED', next, old), removed: false };
     }
     if (finalizers.length) {
-      if (old.metadata.deletionTimestamp && sameJson(finalizers, old.metadata.finalizers)) return { object: old, removed: false };
+      if (old.metadata.deletionTimestamp && sameJson(finalizers, old.metadata.finalizers))
+        return { object: old, removed: false };
       const next: KubeObject = {
         ...old,
         metadata: {
@@ -465,7 +506,12 @@ export class Store {
     return gone;
   }
 
-  private commit(resource: ResourceType, type: 'ADDED' | 'MODIFIED', o: KubeObject, previous: KubeObject | undefined): KubeObject {
+  private commit(
+    resource: ResourceType,
+    type: 'ADDED' | 'MODIFIED',
+    o: KubeObject,
+    previous: KubeObject | undefined,
+  ): KubeObject {
     this.rv++;
     o.metadata.resourceVersion = String(this.rv);
     const key = objectKey(o.metadata.namespace, o.metadata.name);
@@ -483,7 +529,12 @@ export class Store {
     return o;
   }
 
-  private indexOwners(resource: ResourceType, key: string, before: KubeObject | undefined, after: KubeObject | undefined): void {
+  private indexOwners(
+    resource: ResourceType,
+    key: string,
+    before: KubeObject | undefined,
+    after: KubeObject | undefined,
+  ): void {
     const ref = `${typeKey(resource)}|${key}`;
     const was = new Set((before?.metadata.ownerReferences ?? []).map((r) => r.uid));
     const now = new Set((after?.metadata.ownerReferences ?? []).map((r) => r.uid));
@@ -583,8 +634,12 @@ function encodeContinue(t: ContinueToken): string {
 
 function decodeContinue(s: string): ContinueToken {
   try {
-    const parsed = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as { rv?: unknown; start?: unknown };
-    if (typeof parsed.rv === 'number' && typeof parsed.start === 'string') return { rv: parsed.rv, start: parsed.start };
+    const parsed = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as {
+      rv?: unknown;
+      start?: unknown;
+    };
+    if (typeof parsed.rv === 'number' && typeof parsed.start === 'string')
+      return { rv: parsed.rv, start: parsed.start };
   } catch {
     // fall through
   }

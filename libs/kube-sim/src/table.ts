@@ -20,6 +20,10 @@ function num(v: unknown): number {
 function rec(v: unknown): Record<string, unknown> {
   return isRecord(v) ? v : {};
 }
+/** Text of a scalar field; anything else (absent, object) prints as the fallback. */
+function text(v: unknown, fallback = ''): string {
+  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : fallback;
+}
 
 export function age(fromIso: string | undefined, now: number): string {
   if (!fromIso) return '<unknown>';
@@ -37,7 +41,7 @@ export function age(fromIso: string | undefined, now: number): string {
 export function podStatusText(o: KubeObject): string {
   const status = rec(o['status']);
   if (o.metadata.deletionTimestamp) return 'Terminating';
-  let reason = typeof status['reason'] === 'string' ? status['reason'] : String(status['phase'] ?? 'Unknown');
+  let reason = typeof status['reason'] === 'string' ? status['reason'] : text(status['phase'], 'Unknown');
   const statuses = Array.isArray(status['containerStatuses']) ? status['containerStatuses'] : [];
   for (const cs of statuses) {
     const state = rec(rec(cs)['state']);
@@ -77,8 +81,12 @@ const COLUMNS: Record<string, Column[]> = {
   Pod: [
     nameCol,
     col('Ready', (o) => {
-      const cs = Array.isArray(rec(o['status'])['containerStatuses']) ? (rec(o['status'])['containerStatuses'] as unknown[]) : [];
-      const total = Array.isArray(rec(o['spec'])['containers']) ? (rec(o['spec'])['containers'] as unknown[]).length : 0;
+      const cs = Array.isArray(rec(o['status'])['containerStatuses'])
+        ? (rec(o['status'])['containerStatuses'] as unknown[])
+        : [];
+      const total = Array.isArray(rec(o['spec'])['containers'])
+        ? (rec(o['spec'])['containers'] as unknown[]).length
+        : 0;
       return `${cs.filter((c) => rec(c)['ready'] === true).length}/${total}`;
     }),
     col('Status', podStatusText),
@@ -106,29 +114,41 @@ const COLUMNS: Record<string, Column[]> = {
     col('Ready', (o) => num(rec(o['status'])['readyReplicas']), 'integer'),
     ageCol,
   ],
-  StatefulSet: [nameCol, col('Ready', (o) => `${num(rec(o['status'])['readyReplicas'])}/${num(rec(o['spec'])['replicas'])}`), ageCol],
+  StatefulSet: [
+    nameCol,
+    col('Ready', (o) => `${num(rec(o['status'])['readyReplicas'])}/${num(rec(o['spec'])['replicas'])}`),
+    ageCol,
+  ],
   Job: [
     nameCol,
     col('Completions', (o) => `${num(rec(o['status'])['succeeded'])}/${num(rec(o['spec'])['completions'])}`),
     ageCol,
   ],
-  Namespace: [nameCol, col('Status', (o) => String(rec(o['status'])['phase'] ?? '')), ageCol],
+  Namespace: [nameCol, col('Status', (o) => text(rec(o['status'])['phase'], '')), ageCol],
   Service: [
     nameCol,
-    col('Type', (o) => String(rec(o['spec'])['type'] ?? '')),
-    col('Cluster-IP', (o) => String(rec(o['spec'])['clusterIP'] ?? '')),
+    col('Type', (o) => text(rec(o['spec'])['type'], '')),
+    col('Cluster-IP', (o) => text(rec(o['spec'])['clusterIP'], '')),
     col('Port(s)', (o) => {
       const ports = rec(o['spec'])['ports'];
-      return Array.isArray(ports) ? ports.map((p) => `${num(rec(p)['port'])}/${String(rec(p)['protocol'] ?? 'TCP')}`).join(',') : '';
+      return Array.isArray(ports)
+        ? ports.map((p) => `${num(rec(p)['port'])}/${text(rec(p)['protocol'], 'TCP')}`).join(',')
+        : '';
     }),
     ageCol,
   ],
   Event: [
-    col('Last Seen', (o, now) => age(typeof o['lastTimestamp'] === 'string' ? o['lastTimestamp'] : o.metadata.creationTimestamp, now)),
-    col('Type', (o) => String(o['type'] ?? '')),
-    col('Reason', (o) => String(o['reason'] ?? '')),
-    col('Object', (o) => `${String(rec(o['involvedObject'])['kind'] ?? '').toLowerCase()}/${String(rec(o['involvedObject'])['name'] ?? '')}`),
-    col('Message', (o) => String(o['message'] ?? '')),
+    col('Last Seen', (o, now) =>
+      age(typeof o['lastTimestamp'] === 'string' ? o['lastTimestamp'] : o.metadata.creationTimestamp, now),
+    ),
+    col('Type', (o) => text(o['type'], '')),
+    col('Reason', (o) => text(o['reason'], '')),
+    col(
+      'Object',
+      (o) =>
+        `${text(rec(o['involvedObject'])['kind'], '').toLowerCase()}/${text(rec(o['involvedObject'])['name'], '')}`,
+    ),
+    col('Message', (o) => text(o['message'], '')),
   ],
 };
 
@@ -136,7 +156,12 @@ export function wantsTable(accept: string | undefined): boolean {
   return accept !== undefined && accept.includes('as=Table');
 }
 
-export function toTable(resource: ResourceType, items: KubeObject[], now: number, listMeta: Record<string, unknown> = {}): object {
+export function toTable(
+  resource: ResourceType,
+  items: KubeObject[],
+  now: number,
+  listMeta: Record<string, unknown> = {},
+): object {
   const cols = COLUMNS[resource.kind] ?? [nameCol, ageCol];
   return {
     kind: 'Table',

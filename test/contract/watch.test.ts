@@ -23,7 +23,7 @@ interface Seen {
   code?: number;
 }
 
-async function openWatch(query: Record<string, unknown>) {
+async function openWatch(query: Record<string, string | number | boolean | undefined>) {
   const seen: Seen[] = [];
   let ended: unknown = 'open';
   const path = `/api/v1/namespaces/${c.namespace}/configmaps`;

@@ -1,0 +1,13 @@
+/** Formats and limits that keep CC's values safe to use as Kubernetes names, label values and env. */
+
+/** A Kubernetes label value (≤ 63, alphanumeric at both ends): guids and versions become labels. */
+export const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/;
+/** A DNS-1123 label: namespaces. */
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** A DNS-1123 subdomain: PVC claim names. */
+export const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** What Kubernetes accepts as an environment variable name. */
+export const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+/** A qualified name (optional DNS prefix + '/' + name): annotation keys. */
+export const QUALIFIED_NAME =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;

@@ -1,0 +1,2 @@
+export * from './lrp.js';
+export * from './errors.js';

@@ -1,0 +1,81 @@
+/**
+ * A desired long-running process (LRP) as the service records it: CC's desire request, validated and
+ * normalised. The record is the source of truth the workers converge the cluster to; jobs carry only
+ * the process guid and read the latest record, so any order of delivery ends in the last request's state.
+ */
+
+export type HealthCheckType = 'port' | 'http' | 'process' | 'none';
+
+export interface RegistryCredentials {
+  /** Registry host the credentials are for (from the image reference; docker.io by default). */
+  server: string;
+  username: string;
+  password: string;
+}
+
+export interface VolumeMount {
+  /** A PersistentVolumeClaim name in the LRP's namespace. */
+  claimName: string;
+  mountPath: string;
+}
+
+export interface DesiredLrp {
+  /** `<guid>-<version>`, the LRP's identity. */
+  processGuid: string;
+  guid: string;
+  version: string;
+  processType: string;
+  appGuid: string;
+  appName: string;
+  spaceGuid: string;
+  spaceName: string;
+  orgGuid: string;
+  orgName: string;
+  /** Kubernetes namespace, resolved (the request's or the server's default). */
+  namespace: string;
+  ports: number[];
+  environment: Record<string, string>;
+  instances: number;
+  /** CC's `last_updated`, echoed byte for byte as the scheduling info's `annotation`. */
+  annotation: string;
+  healthCheck: { type: HealthCheckType; httpEndpoint: string; timeoutMs: number };
+  startTimeoutMs: number;
+  memoryMb: number;
+  diskMb: number;
+  cpuWeight: number;
+  volumeMounts: VolumeMount[];
+  image: string;
+  command: string[];
+  registry?: RegistryCredentials;
+  /** CC's user-defined annotations (e.g. prometheus.io/*), put on the pods. */
+  userAnnotations: Record<string, string>;
+}
+
+/** What the desired-state store keeps per LRP: the spec, or a tombstone once CC stopped it. */
+export type LrpRecord =
+  | { state: 'desired'; lrp: DesiredLrp; generation: number }
+  | { state: 'stopped'; processGuid: string; namespace: string; generation: number };
+
+export function processGuidOf(guid: string, version: string): string {
+  return `${guid}-${version}`;
+}
+
+/** The scheduling info CC reads in GET /apps. */
+export interface SchedulingInfo {
+  processGuid: string;
+  guid: string;
+  version: string;
+  annotation: string;
+}
+
+/** Diego's instance states, which CC understands. */
+export type InstanceState = 'UNCLAIMED' | 'CLAIMED' | 'RUNNING' | 'CRASHED' | 'UNKNOWN';
+
+export interface InstanceInfo {
+  index: number;
+  /** Unix nanoseconds of the instance's start, 0 when unknown. */
+  sinceNs: bigint;
+  state: InstanceState;
+  placementError?: string;
+  podName: string;
+}

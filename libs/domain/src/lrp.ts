@@ -54,7 +54,14 @@ export interface DesiredLrp {
 /** What the desired-state store keeps per LRP: the spec, or a tombstone once CC stopped it. */
 export type LrpRecord =
   | { state: 'desired'; lrp: DesiredLrp; generation: number }
-  | { state: 'stopped'; processGuid: string; namespace: string; generation: number };
+  | {
+      state: 'stopped';
+      processGuid: string;
+      guid: string;
+      version: string;
+      namespace?: string;
+      generation: number;
+    };
 
 export function processGuidOf(guid: string, version: string): string {
   return `${guid}-${version}`;

@@ -1,0 +1,79 @@
+/**
+ * Every setting of the service, read from the environment once at start-up and validated: a bad value
+ * stops the process with a message naming the variable, instead of surfacing later. Nothing else in the
+ * code reads process.env. The README's settings table lists the same names and defaults.
+ */
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const schema = z.object({
+  PORT: int(0, 65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379'),
+  KUBECONFIG: z.string().optional(),
+  OPI_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a DNS-1123 label')
+    .default('cf-workloads'),
+  OPI_QUEUE_PREFIX: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[^:\s]+$/, 'must not contain ":" or spaces')
+    .default('opi'),
+  OPI_SYNC_INTERVAL_MS: int(500, 3_600_000).default(5000),
+  OPI_WORKER_CONCURRENCY: int(1, 1000).default(16),
+  OPI_JOB_ATTEMPTS: int(1, 100).default(10),
+  OPI_RUN_AS_NON_ROOT: bool.default(true),
+  OPI_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
+  OPI_SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(25_000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof schema>;
+
+export interface Settings {
+  http: { port: number; host: string; bodyLimitBytes: number };
+  redisUrl: string;
+  kubeconfig: string | undefined;
+  namespace: string;
+  queuePrefix: string;
+  syncIntervalMs: number;
+  worker: { concurrency: number; attempts: number };
+  runAsNonRoot: boolean;
+  shutdownTimeoutMs: number;
+  logLevel: Env['LOG_LEVEL'];
+}
+
+export class SettingsError extends Error {}
+
+export function parseSettings(env: Record<string, string | undefined>): Settings {
+  // Empty strings mean "not set", as in most shells' `VAR= cmd`.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const r = schema.safeParse(cleaned);
+  if (!r.success) {
+    throw new SettingsError(
+      `invalid settings: ${r.error.issues.map((i) => `${i.path.map(String).join('.')}: ${i.message}`).join('; ')}`,
+    );
+  }
+  const e = r.data;
+  return Object.freeze({
+    http: { port: e.PORT, host: e.HOST, bodyLimitBytes: e.OPI_BODY_LIMIT_BYTES },
+    redisUrl: e.REDIS_URL,
+    kubeconfig: e.KUBECONFIG,
+    namespace: e.OPI_NAMESPACE,
+    queuePrefix: e.OPI_QUEUE_PREFIX,
+    syncIntervalMs: e.OPI_SYNC_INTERVAL_MS,
+    worker: { concurrency: e.OPI_WORKER_CONCURRENCY, attempts: e.OPI_JOB_ATTEMPTS },
+    runAsNonRoot: e.OPI_RUN_AS_NON_ROOT,
+    shutdownTimeoutMs: e.OPI_SHUTDOWN_TIMEOUT_MS,
+    logLevel: e.LOG_LEVEL,
+  });
+}

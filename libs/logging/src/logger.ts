@@ -1,0 +1,41 @@
+/**
+ * The service's pino logger: JSON lines in production, pretty in a terminal, and secrets redacted at the
+ * source (registry passwords, tokens, authorization headers) whatever object carries them.
+ */
+import { pino, type Logger, type LoggerOptions } from 'pino';
+
+export type { Logger } from 'pino';
+
+/** Paths censored wherever they appear in a logged object. */
+export const REDACT_PATHS = [
+  'password',
+  '*.password',
+  '*.*.password',
+  'registry_password',
+  '*.registry_password',
+  '*.*.registry_password',
+  '*.*.*.registry_password',
+  'token',
+  '*.token',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'registry.password',
+  '*.registry.password',
+];
+
+export function createLogger(options: { level: string; name?: string; pretty?: boolean }): Logger {
+  const opts: LoggerOptions = {
+    level: options.level,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    base: { name: options.name ?? 'opi' },
+  };
+  const pretty = options.pretty ?? process.stdout.isTTY;
+  if (pretty) {
+    return pino({
+      ...opts,
+      transport: { target: 'pino-pretty', options: { colorize: true, ignore: 'pid,hostname' } },
+    });
+  }
+  return pino(opts);
+}

@@ -1,0 +1,3 @@
+export * from './registry.js';
+export * from './connection.js';
+export * from './producer.js';

@@ -1,0 +1,84 @@
+/**
+ * What the API uses to enqueue: one place that knows each job's options (attempts, backoff with jitter,
+ * retention, de-duplication), so a job is always added the same way.
+ */
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { JOBS, QUEUE_NAMES, type JobPayload, type QueueName, jobId } from './registry.js';
+
+export interface ProducerOptions {
+  connection: Redis;
+  prefix: string;
+  attempts: number;
+}
+
+/** Kept finished jobs: enough to see what happened, bounded so Redis does not grow forever. */
+export const RETENTION = {
+  removeOnComplete: { age: 3600, count: 1000 },
+  removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
+} as const;
+
+export class JobProducer {
+  readonly queues: Record<QueueName, Queue>;
+
+  constructor(options: ProducerOptions) {
+    const mk = (name: QueueName): Queue =>
+      new Queue(name, {
+        connection: options.connection,
+        prefix: options.prefix,
+        defaultJobOptions: {
+          attempts: options.attempts,
+          // 1 s, 2 s, 4 s, … with jitter so a burst of failures does not retry in lockstep.
+          backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
+          ...RETENTION,
+        },
+      });
+    this.queues = { [QUEUE_NAMES.lrp]: mk(QUEUE_NAMES.lrp), [QUEUE_NAMES.sync]: mk(QUEUE_NAMES.sync) };
+  }
+
+  /**
+   * Converge one LRP. De-duplicated per process guid with keepLastIfActive: at most one job per LRP runs
+   * at a time (so a desire and a stop can never race each other in two workers) and one more waits, which
+   * re-reads the latest desired state when it runs.
+   */
+  async convergeLrp(payload: JobPayload<'convergeLrp'>, cause: string): Promise<void> {
+    const spec = JOBS.convergeLrp;
+    const opts: JobsOptions = {
+      // Deterministic per cause (a request's generation, a sync run): adding the same cause twice is one job.
+      jobId: jobId('converge', payload.processGuid, cause),
+      deduplication: { id: `converge-${payload.processGuid}`, keepLastIfActive: true },
+    };
+    await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), opts);
+  }
+
+  async stopInstance(payload: JobPayload<'stopInstance'>): Promise<void> {
+    const spec = JOBS.stopInstance;
+    await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), {
+      jobId: jobId('stop', payload.processGuid, payload.index, payload.podName),
+    });
+  }
+
+  /** Installs (idempotently) the repeating sync; every process may call it at start. */
+  async scheduleSync(everyMs: number): Promise<void> {
+    const spec = JOBS.syncCluster;
+    await this.queues[spec.queue].upsertJobScheduler(
+      'cluster-sync',
+      { every: everyMs },
+      { name: spec.name, data: {}, opts: { removeOnComplete: 50, removeOnFail: 500, attempts: 1 } },
+    );
+  }
+
+  /** Runs a sync now (e.g. at start), besides the schedule. */
+  async syncNow(): Promise<void> {
+    const spec = JOBS.syncCluster;
+    await this.queues[spec.queue].add(
+      spec.name,
+      {},
+      { jobId: jobId('sync-now', Date.now()), removeOnComplete: 50, removeOnFail: 500 },
+    );
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(Object.values(this.queues).map((q) => q.close()));
+  }
+}

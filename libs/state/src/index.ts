@@ -1,0 +1,2 @@
+export * from './state-store.js';
+export * from './keys.js';

@@ -1,0 +1,31 @@
+/**
+ * Lua scripts, so each change of a record is atomic without WATCH (which is per connection and would be
+ * shared by concurrent requests on the API's one connection).
+ */
+
+/**
+ * Compare-and-set of a record, maintaining the set of records and the scheduling infos.
+ * KEYS: record, lrps set, sched hash. ARGV: expected current ('' = absent), new record,
+ * process guid, sched op ('set' | 'del' | 'keep'), sched entry.
+ */
+export const CAS_RECORD = `
+local cur = redis.call('GET', KEYS[1]) or ''
+if cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
+if ARGV[4] == 'set' then redis.call('HSET', KEYS[3], ARGV[3], ARGV[5])
+elseif ARGV[4] == 'del' then redis.call('HDEL', KEYS[3], ARGV[3]) end
+return 1
+`;
+
+/**
+ * Lets a tombstone expire once its workload is confirmed gone, if nothing replaced it meanwhile.
+ * KEYS: record. ARGV: expected current, seconds.
+ */
+export const EXPIRE_IF_UNCHANGED = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+  return 1
+end
+return 0
+`;

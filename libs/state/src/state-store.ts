@@ -1,0 +1,278 @@
+/**
+ * Desired state and the cluster cache in Redis.
+ *
+ * Desired state: one JSON record per LRP (its spec, or a tombstone after a stop), each change a
+ * compare-and-set so concurrent API replicas never lose one another's writes, each stamped with a
+ * generation from one counter. Beside them a hash of pre-serialised scheduling infos, so GET /apps is one
+ * HVALS and a string join, whatever the number of LRPs.
+ *
+ * Cache: the sync writes every LRP's instances into a fresh hash and renames it over the old one, so
+ * readers see one complete snapshot or the previous one, never a mix.
+ */
+import type { Redis } from 'ioredis';
+import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
+import type { DesiredLrp, LrpRecord } from '@opi/domain';
+import { type Keys, keys } from './keys.js';
+import { CAS_RECORD, EXPIRE_IF_UNCHANGED } from './scripts.js';
+
+export interface CachedInstances {
+  /** podName → instance index (the stable index rule lives in @opi/translation). */
+  assignments: Record<string, number>;
+  instances: {
+    index: number;
+    podName: string;
+    sinceNs: string;
+    state: string;
+    placementError?: string;
+  }[];
+}
+
+export interface SyncMeta {
+  syncedAt: number;
+  durationMs: number;
+  deployments: number;
+  pods: number;
+}
+
+export type UpdateFields = { instances: number; annotation: string; image?: string | undefined };
+
+/** How long a confirmed tombstone is kept, so a stale listing cannot mistake its workload for a lost one. */
+export const TOMBSTONE_TTL_SECONDS = 3600;
+
+function schedOf(lrp: DesiredLrp): string {
+  return schedulingInfoJson(lrp.processGuid, lrp.guid, lrp.version, lrp.annotation);
+}
+
+export class StateStore {
+  readonly keys: Keys;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.keys = keys(prefix);
+  }
+
+  private async cas(
+    processGuid: string,
+    expected: string,
+    next: LrpRecord,
+    sched: 'set' | 'del' | 'keep',
+    entry = '',
+  ): Promise<boolean> {
+    const r = await this.redis.eval(
+      CAS_RECORD,
+      3,
+      this.keys.lrp(processGuid),
+      this.keys.lrps,
+      this.keys.sched,
+      expected,
+      JSON.stringify(next),
+      processGuid,
+      sched,
+      entry,
+    );
+    return r === 1;
+  }
+
+  private async nextGeneration(): Promise<number> {
+    return this.redis.incr(this.keys.generation);
+  }
+
+  private async raw(processGuid: string): Promise<string> {
+    return (await this.redis.get(this.keys.lrp(processGuid))) ?? '';
+  }
+
+  async get(processGuid: string): Promise<LrpRecord | undefined> {
+    const raw = await this.raw(processGuid);
+    return raw ? (JSON.parse(raw) as LrpRecord) : undefined;
+  }
+
+  /** Records a desire. An LRP that is already desired is left as it is (CC's re-desire is a no-op). */
+  async desire(lrp: DesiredLrp): Promise<{ changed: boolean; generation: number }> {
+    for (;;) {
+      const raw = await this.raw(lrp.processGuid);
+      if (raw) {
+        const cur = JSON.parse(raw) as LrpRecord;
+        if (cur.state === 'desired') return { changed: false, generation: cur.generation };
+      }
+      const generation = await this.nextGeneration();
+      if (await this.cas(lrp.processGuid, raw, { state: 'desired', lrp, generation }, 'set', schedOf(lrp))) {
+        return { changed: true, generation };
+      }
+    }
+  }
+
+  /** Updates instances, annotation and (when given and not empty) image; undefined if not desired. */
+  async update(
+    processGuid: string,
+    fields: UpdateFields,
+  ): Promise<{ generation: number; lrp: DesiredLrp } | undefined> {
+    for (;;) {
+      const raw = await this.raw(processGuid);
+      if (!raw) return undefined;
+      const cur = JSON.parse(raw) as LrpRecord;
+      if (cur.state !== 'desired') return undefined;
+      const lrp: DesiredLrp = {
+        ...cur.lrp,
+        instances: fields.instances,
+        annotation: fields.annotation,
+        ...(fields.image ? { image: fields.image } : {}),
+      };
+      const generation = await this.nextGeneration();
+      if (await this.cas(processGuid, raw, { state: 'desired', lrp, generation }, 'set', schedOf(lrp))) {
+        return { generation, lrp };
+      }
+    }
+  }
+
+  /** Records a stop as a tombstone (also for an LRP never seen: its workload may exist all the same). */
+  async stop(
+    processGuid: string,
+    guid: string,
+    version: string,
+  ): Promise<{ generation: number; existed: boolean }> {
+    for (;;) {
+      const raw = await this.raw(processGuid);
+      const cur = raw ? (JSON.parse(raw) as LrpRecord) : undefined;
+      const generation = await this.nextGeneration();
+      const namespace = cur?.state === 'desired' ? cur.lrp.namespace : cur?.namespace;
+      const tombstone: LrpRecord = {
+        state: 'stopped',
+        processGuid,
+        guid,
+        version,
+        generation,
+        ...(namespace ? { namespace } : {}),
+      };
+      if (await this.cas(processGuid, raw, tombstone, 'del')) {
+        return { generation, existed: cur?.state === 'desired' };
+      }
+    }
+  }
+
+  /** Rebuilds a record from the cluster, only where Redis has none (after a flush). */
+  async adopt(lrp: DesiredLrp): Promise<boolean> {
+    const generation = await this.nextGeneration();
+    return this.cas(lrp.processGuid, '', { state: 'desired', lrp, generation }, 'set', schedOf(lrp));
+  }
+
+  /** Called once a stopped LRP's workload is gone: the tombstone then expires. */
+  async confirmStopped(processGuid: string, generation: number): Promise<void> {
+    const raw = await this.raw(processGuid);
+    if (!raw) return;
+    const cur = JSON.parse(raw) as LrpRecord;
+    if (cur.state !== 'stopped' || cur.generation !== generation) return;
+    await this.redis.eval(
+      EXPIRE_IF_UNCHANGED,
+      1,
+      this.keys.lrp(processGuid),
+      raw,
+      String(TOMBSTONE_TTL_SECONDS),
+    );
+  }
+
+  /** GET /apps: every scheduling info, in one round trip, already serialised. */
+  async schedulingInfosBody(): Promise<string> {
+    return schedulingInfosBody(await this.redis.hvals(this.keys.sched));
+  }
+
+  /** Every record, for the sync. Process guids whose record expired are dropped from the index. */
+  async allRecords(): Promise<Map<string, LrpRecord>> {
+    const guids = await this.redis.smembers(this.keys.lrps);
+    const out = new Map<string, LrpRecord>();
+    const gone: string[] = [];
+    for (let i = 0; i < guids.length; i += 1000) {
+      const chunk = guids.slice(i, i + 1000);
+      const values = await this.redis.mget(...chunk.map((g) => this.keys.lrp(g)));
+      chunk.forEach((g, j) => {
+        const v = values[j];
+        if (v) out.set(g, JSON.parse(v) as LrpRecord);
+        else gone.push(g);
+      });
+    }
+    if (gone.length) await this.redis.srem(this.keys.lrps, ...gone);
+    return out;
+  }
+
+  /** Keeps an LRP that still exists in the cluster in GET /apps although no record wants it (old versions). */
+  async showExisting(entries: Map<string, string>, drop: string[]): Promise<void> {
+    const m = this.redis.multi();
+    if (entries.size) m.hset(this.keys.sched, Object.fromEntries(entries));
+    if (drop.length) m.hdel(this.keys.sched, ...drop);
+    await m.exec();
+  }
+
+  /** Swaps in a complete instances snapshot and the sync's facts, atomically. */
+  async writeCache(instances: Map<string, CachedInstances>, meta: SyncMeta): Promise<void> {
+    const m = this.redis.multi();
+    m.del(this.keys.instancesNext);
+    const entries = [...instances.entries()];
+    for (let i = 0; i < entries.length; i += 1000) {
+      const chunk = entries.slice(i, i + 1000);
+      m.hset(this.keys.instancesNext, Object.fromEntries(chunk.map(([k, v]) => [k, JSON.stringify(v)])));
+    }
+    if (entries.length) m.rename(this.keys.instancesNext, this.keys.instances);
+    else m.del(this.keys.instances);
+    m.hset(this.keys.syncMeta, {
+      syncedAt: String(meta.syncedAt),
+      durationMs: String(meta.durationMs),
+      deployments: String(meta.deployments),
+      pods: String(meta.pods),
+    });
+    await m.exec();
+  }
+
+  async cachedInstances(processGuid: string): Promise<CachedInstances | undefined> {
+    const v = await this.redis.hget(this.keys.instances, processGuid);
+    return v ? (JSON.parse(v) as CachedInstances) : undefined;
+  }
+
+  /** Every cached instance assignment, for the next sync to keep indexes stable. */
+  async allCachedAssignments(): Promise<Map<string, Record<string, number>>> {
+    const all = await this.redis.hgetall(this.keys.instances);
+    const out = new Map<string, Record<string, number>>();
+    for (const [k, v] of Object.entries(all)) out.set(k, (JSON.parse(v) as CachedInstances).assignments);
+    return out;
+  }
+
+  /** The record and the cached instances of one LRP, in one round trip. */
+  async lrpWithInstances(processGuid: string): Promise<{ record?: LrpRecord; cached?: CachedInstances }> {
+    const res = await this.redis
+      .pipeline()
+      .get(this.keys.lrp(processGuid))
+      .hget(this.keys.instances, processGuid)
+      .exec();
+    const rec = res?.[0]?.[1];
+    const inst = res?.[1]?.[1];
+    return {
+      ...(typeof rec === 'string' ? { record: JSON.parse(rec) as LrpRecord } : {}),
+      ...(typeof inst === 'string' ? { cached: JSON.parse(inst) as CachedInstances } : {}),
+    };
+  }
+
+  async syncMeta(): Promise<SyncMeta | undefined> {
+    const h = await this.redis.hgetall(this.keys.syncMeta);
+    if (!h['syncedAt']) return undefined;
+    return {
+      syncedAt: Number(h['syncedAt']),
+      durationMs: Number(h['durationMs'] ?? 0),
+      deployments: Number(h['deployments'] ?? 0),
+      pods: Number(h['pods'] ?? 0),
+    };
+  }
+
+  /** A lock so only one sync runs at a time across workers; returns a release function, or undefined. */
+  async tryLockSync(owner: string, ttlMs: number): Promise<(() => Promise<void>) | undefined> {
+    const ok = await this.redis.set(this.keys.syncLock, owner, 'PX', ttlMs, 'NX');
+    if (ok !== 'OK') return undefined;
+    return async () => {
+      await this.redis.eval(
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+        1,
+        this.keys.syncLock,
+        owner,
+      );
+    };
+  }
+}

@@ -435,7 +435,7 @@ describe('authentication', () => {
 if (!useRealCluster) {
   describe('simulator only', () => {
     it('is reachable with the token of its kubeconfig', async () => {
-      const v = await fetch(`${c.sim!.url}/version`, {
+      const v = await fetch(`${c.sim!.httpUrl}/version`, {
         headers: { authorization: `Bearer ${c.sim!.token}` },
       });
       expect(((await v.json()) as { major: string }).major).toBe('1');

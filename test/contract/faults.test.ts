@@ -14,7 +14,7 @@ afterEach(() => {
 });
 
 function admin(path: string, init: RequestInit = {}): Promise<Response> {
-  return fetch(`${c.sim!.url}${path}`, {
+  return fetch(`${c.sim!.httpUrl}${path}`, {
     ...init,
     headers: {
       authorization: `Bearer ${c.sim!.token}`,
@@ -31,7 +31,7 @@ describeSimOnly('fault injection', () => {
     });
     expect(put.status).toBe(200);
     await expectStatus(c.core.listNamespacedConfigMap({ namespace: c.namespace }), 503, 'ServiceUnavailable');
-    const raw = await fetch(`${c.sim!.url}/api/v1/namespaces/${c.namespace}/configmaps`, {
+    const raw = await fetch(`${c.sim!.httpUrl}/api/v1/namespaces/${c.namespace}/configmaps`, {
       headers: { authorization: `Bearer ${c.sim!.token}` },
     });
     expect(raw.headers.get('retry-after')).toBe('7');
@@ -85,13 +85,13 @@ describeSimOnly('fault injection', () => {
     c.sim!.faults.set({ latencyMs: 3000 });
     // A client that gives up first sees a time-out; without the fault the same call answers.
     await expect(
-      fetch(`${c.sim!.url}/api/v1/namespaces/${c.namespace}/configmaps`, {
+      fetch(`${c.sim!.httpUrl}/api/v1/namespaces/${c.namespace}/configmaps`, {
         headers: { authorization: `Bearer ${c.sim!.token}` },
         signal: AbortSignal.timeout(300),
       }),
     ).rejects.toThrow();
     c.sim!.faults.reset();
-    const ok = await fetch(`${c.sim!.url}/api/v1/namespaces/${c.namespace}/configmaps`, {
+    const ok = await fetch(`${c.sim!.httpUrl}/api/v1/namespaces/${c.namespace}/configmaps`, {
       headers: { authorization: `Bearer ${c.sim!.token}` },
       signal: AbortSignal.timeout(5000),
     });
@@ -125,7 +125,7 @@ describeSimOnly('fault injection', () => {
   });
 
   it('needs the token for the admin endpoints', async () => {
-    const res = await fetch(`${c.sim!.url}/sim/faults`);
+    const res = await fetch(`${c.sim!.httpUrl}/sim/faults`);
     expect(res.status).toBe(401);
   });
 });

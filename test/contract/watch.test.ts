@@ -154,7 +154,7 @@ describeSimOnly('simulator only', () => {
       body: { metadata: { name: 'old' } },
     });
     await c.core.createNamespacedConfigMap({ namespace: c.namespace, body: { metadata: { name: 'newer' } } });
-    const res = await fetch(`${c.sim!.url}/sim/compact`, {
+    const res = await fetch(`${c.sim!.httpUrl}/sim/compact`, {
       method: 'POST',
       headers: { authorization: `Bearer ${c.sim!.token}` },
     });
@@ -174,7 +174,7 @@ describeSimOnly('simulator only', () => {
       'gone=1',
     );
     await informer.start();
-    await fetch(`${c.sim!.url}/sim/compact`, {
+    await fetch(`${c.sim!.httpUrl}/sim/compact`, {
       method: 'POST',
       headers: { authorization: `Bearer ${c.sim!.token}` },
     });
@@ -195,7 +195,7 @@ describeSimOnly('simulator only', () => {
     const { startSimulator } = await import('@opi/kube-sim');
     const sim = await startSimulator({ controllers: false, bookmarkIntervalMs: 50 });
     const res = await fetch(
-      `${sim.url}/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&resourceVersion=1`,
+      `${sim.httpUrl}/api/v1/namespaces/default/configmaps?watch=true&allowWatchBookmarks=true&resourceVersion=1`,
       {
         headers: { authorization: `Bearer ${sim.token}` },
       },

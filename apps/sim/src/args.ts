@@ -43,9 +43,11 @@ export function parseSimArgs(argv: string[]): SimArgs {
     allowPositionals: false,
   });
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0..65535, got ${values.port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be 0..65535, got ${values.port}`);
   const seed = values.seed === undefined ? undefined : Number(values.seed);
-  if (seed !== undefined && !Number.isInteger(seed)) throw new Error(`--seed must be an integer, got ${values.seed}`);
+  if (seed !== undefined && !Number.isInteger(seed))
+    throw new Error(`--seed must be an integer, got ${values.seed}`);
   return {
     port,
     host: values.host,

@@ -28,7 +28,9 @@ async function main(): Promise<void> {
   if (args.kubeconfig) {
     const file = resolve(args.kubeconfig);
     await sim.writeKubeconfig(file);
-    process.stdout.write(`kubeconfig written to ${file}\ntry: kubectl --kubeconfig ${file} get deployments -A\n`);
+    process.stdout.write(
+      `kubeconfig written to ${file}\ntry: kubectl --kubeconfig ${file} get deployments -A\n`,
+    );
   } else {
     process.stdout.write(`token: ${sim.token} (pass --kubeconfig <file> to get a kubeconfig)\n`);
   }

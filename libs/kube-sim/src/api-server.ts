@@ -5,15 +5,24 @@
  * `/sim/*` admin endpoints. Plain `node:http`, so streaming and flushing are under our control.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import { StatusError, errors } from './errors.js';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
-import type { FaultConfig, Faults, Verb } from './faults.js';
-import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, parseApplyBody, patchTypeFromContentType } from './patch.js';
+import type { Faults, Verb } from './faults.js';
+import {
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  parseApplyBody,
+  patchTypeFromContentType,
+} from './patch.js';
 import { type ResourceType, apiVersionOf } from './resources.js';
 import { labelSelectorToString, parseFieldSelector, parseLabelSelector } from './selectors.js';
 import type { DeleteOptions, ListQuery, Store, StoreEvent } from './store.js';
 import { toTable, wantsTable } from './table.js';
+import { encodeOpenApiProtobuf, openApiDocument } from './openapi.js';
+import { selfSignedCertificate } from './tls.js';
 import { type Json, type KubeObject, type LabelSelector, isRecord } from './types.js';
 
 export interface LogRequest {
@@ -83,7 +92,11 @@ function dryRun(q: URLSearchParams): boolean {
 
 export class ApiServer {
   readonly server: http.Server;
+  private listener: net.Server | undefined;
+  private tls: tls.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
   private readonly watches = new Set<Res>();
+  private openApiPb: Buffer | undefined;
   private readonly store: Store;
   private readonly faults: Faults;
 
@@ -96,7 +109,12 @@ export class ApiServer {
           res.destroy();
           return;
         }
-        sendError(res, err instanceof StatusError ? err : errors.internal(err instanceof Error ? err.message : String(err)));
+        sendError(
+          res,
+          err instanceof StatusError
+            ? err
+            : errors.internal(err instanceof Error ? err.message : String(err)),
+        );
       });
     });
     // Watches stay open for a long time; keep-alive sockets may idle.
@@ -104,15 +122,45 @@ export class ApiServer {
     this.server.requestTimeout = 0;
   }
 
+  /**
+   * One port speaks both plain HTTP and HTTPS (told apart by the first byte, 0x16 opens a TLS handshake):
+   * client-go, hence kubectl, sends a bearer token only over https, while client-node and curl keep using
+   * http://. The self-signed certificate is made on the first TLS connection.
+   */
   async listen(port: number, host = '127.0.0.1'): Promise<number> {
+    const listener = net.createServer((socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+      // Until the HTTP or TLS server takes the socket over (with its own handler), a reset must not throw.
+      const early = (): void => {
+        socket.destroy();
+      };
+      socket.on('error', early);
+      socket.once('data', (first: Buffer) => {
+        socket.off('error', early);
+        socket.pause();
+        socket.unshift(first);
+        if (first[0] === 0x16) this.tlsServer().emit('connection', socket);
+        else this.server.emit('connection', socket);
+        process.nextTick(() => socket.resume());
+      });
+    });
+    this.listener = listener;
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
+      listener.once('error', reject);
+      listener.listen(port, host, () => {
+        listener.off('error', reject);
         resolve();
       });
     });
-    return (this.server.address() as AddressInfo).port;
+    return (listener.address() as AddressInfo).port;
+  }
+
+  private tlsServer(): tls.Server {
+    this.tls ??= tls
+      .createServer(selfSignedCertificate(), (socket) => this.server.emit('connection', socket))
+      .on('tlsClientError', (_err, socket) => socket.destroy());
+    return this.tls;
   }
 
   get openWatches(): number {
@@ -122,8 +170,16 @@ export class ApiServer {
   async close(): Promise<void> {
     for (const w of this.watches) w.end();
     this.watches.clear();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+    const listener = this.listener;
+    if (listener) {
+      await new Promise<void>((resolve) => {
+        listener.close(() => {
+          resolve();
+        });
+      });
+    }
   }
 
   private async readBody(req: http.IncomingMessage): Promise<string> {
@@ -133,7 +189,12 @@ export class ApiServer {
     for await (const chunk of req) {
       const b = chunk as Buffer;
       size += b.length;
-      if (size > max) throw new StatusError(413, 'RequestEntityTooLarge', 'the server has received too large a request entity');
+      if (size > max)
+        throw new StatusError(
+          413,
+          'RequestEntityTooLarge',
+          'the server has received too large a request entity',
+        );
       chunks.push(b);
     }
     return Buffer.concat(chunks).toString('utf8');
@@ -145,7 +206,9 @@ export class ApiServer {
     try {
       return JSON.parse(text) as unknown;
     } catch (e) {
-      throw errors.badRequest(`the object provided is unrecognized: ${e instanceof Error ? e.message : String(e)}`);
+      throw errors.badRequest(
+        `the object provided is unrecognized: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
   }
 
@@ -201,9 +264,14 @@ export class ApiServer {
           decision.code === 429
             ? errors.tooManyRequests(retryAfter)
             : decision.code === 503
-              ? new StatusError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request', {
-                  retryAfterSeconds: retryAfter,
-                })
+              ? new StatusError(
+                  503,
+                  'ServiceUnavailable',
+                  'the server is currently unable to handle the request',
+                  {
+                    retryAfterSeconds: retryAfter,
+                  },
+                )
               : new StatusError(decision.code, 'InternalError', 'Internal error occurred: injected fault');
         sendError(res, err);
         return;
@@ -239,7 +307,19 @@ export class ApiServer {
   private handleDiscovery(req: http.IncomingMessage, res: Res, path: string): boolean {
     const reg = this.store.registry;
     let body: object | undefined;
-    if (path === '/version') body = SERVER_VERSION;
+    if (path === '/openapi/v2') {
+      if (req.headers.accept?.includes('protobuf')) {
+        this.openApiPb ??= encodeOpenApiProtobuf(this.openApi());
+        // As a real server: the protobuf goes out as application/octet-stream.
+        res.writeHead(200, {
+          'Content-Type': 'application/octet-stream',
+          'Content-Length': this.openApiPb.length,
+        });
+        res.end(this.openApiPb);
+        return true;
+      }
+      body = this.openApi();
+    } else if (path === '/version') body = SERVER_VERSION;
     else if (path === '/api') body = apiVersions(req.headers.host ?? '127.0.0.1');
     else if (path === '/apis') body = apiGroupList(reg);
     else if (path === '/api/v1') body = apiResourceList(reg, '', 'v1');
@@ -252,6 +332,10 @@ export class ApiServer {
     }
     send(res, 200, body);
     return true;
+  }
+
+  private openApi(): Record<string, unknown> {
+    return openApiDocument(SERVER_VERSION.gitVersion, this.store.registry);
   }
 
   private route(path: string): Route | undefined {
@@ -283,7 +367,13 @@ export class ApiServer {
     return { resource, namespace: undefined, name: rest[1], sub: rest[2] };
   }
 
-  private async handleResource(req: http.IncomingMessage, res: Res, r: Route, q: URLSearchParams, verb: Verb): Promise<void> {
+  private async handleResource(
+    req: http.IncomingMessage,
+    res: Res,
+    r: Route,
+    q: URLSearchParams,
+    verb: Verb,
+  ): Promise<void> {
     const { resource, namespace, name, sub } = r;
     if (sub !== undefined && !resource.subresources.includes(sub as never)) {
       throw new StatusError(404, 'NotFound', `the server could not find the requested resource`);
@@ -329,7 +419,13 @@ export class ApiServer {
     };
   }
 
-  private list(req: http.IncomingMessage, res: Res, resource: ResourceType, namespace: string | undefined, q: URLSearchParams): void {
+  private list(
+    req: http.IncomingMessage,
+    res: Res,
+    resource: ResourceType,
+    namespace: string | undefined,
+    q: URLSearchParams,
+  ): void {
     const result = this.store.list(resource, this.listQuery(namespace, q));
     const metadata: Record<string, unknown> = { resourceVersion: result.resourceVersion };
     if (result.continueToken) metadata['continue'] = result.continueToken;
@@ -338,7 +434,12 @@ export class ApiServer {
       send(res, 200, toTable(resource, result.items, this.store.now(), metadata));
       return;
     }
-    send(res, 200, { kind: `${resource.kind}List`, apiVersion: apiVersionOf(resource), metadata, items: result.items });
+    send(res, 200, {
+      kind: `${resource.kind}List`,
+      apiVersion: apiVersionOf(resource),
+      metadata,
+      items: result.items,
+    });
   }
 
   private get(req: http.IncomingMessage, res: Res, r: Route, q: URLSearchParams): void {
@@ -353,9 +454,14 @@ export class ApiServer {
       send(res, 200, scaleOf(o));
       return;
     }
-    if (sub && sub !== 'status') throw errors.methodNotAllowed(`GET is not supported on ${resource.plural}/${sub}`);
+    if (sub && sub !== 'status')
+      throw errors.methodNotAllowed(`GET is not supported on ${resource.plural}/${sub}`);
     if (wantsTable(req.headers.accept) && !sub) {
-      send(res, 200, toTable(resource, [o], this.store.now(), { resourceVersion: o.metadata.resourceVersion }));
+      send(
+        res,
+        200,
+        toTable(resource, [o], this.store.now(), { resourceVersion: o.metadata.resourceVersion }),
+      );
       return;
     }
     send(res, 200, o);
@@ -382,10 +488,14 @@ export class ApiServer {
     const apiVersion = raw['apiVersion'] ?? expectedApiVersion;
     const kind = raw['kind'] ?? resource.kind;
     if (apiVersion !== expectedApiVersion) {
-      throw errors.badRequest(`the API version in the data (${String(apiVersion)}) does not match the expected API version (${expectedApiVersion})`);
+      throw errors.badRequest(
+        `the API version in the data (${JSON.stringify(apiVersion)}) does not match the expected API version (${expectedApiVersion})`,
+      );
     }
     if (kind !== resource.kind) {
-      throw errors.badRequest(`the kind in the data (${String(kind)}) does not match the expected kind (${resource.kind})`);
+      throw errors.badRequest(
+        `the kind in the data (${JSON.stringify(kind)}) does not match the expected kind (${resource.kind})`,
+      );
     }
     const metaRaw = raw['metadata'] ?? {};
     if (!isRecord(metaRaw)) throw errors.badRequest('metadata must be an object');
@@ -395,7 +505,10 @@ export class ApiServer {
         throw errors.badRequest(`metadata.${f} must be a string`);
       }
     }
-    if (meta['finalizers'] !== undefined && (!Array.isArray(meta['finalizers']) || meta['finalizers'].some((f) => typeof f !== 'string'))) {
+    if (
+      meta['finalizers'] !== undefined &&
+      (!Array.isArray(meta['finalizers']) || meta['finalizers'].some((f) => typeof f !== 'string'))
+    ) {
       throw errors.badRequest('metadata.finalizers must be a list of strings');
     }
     if (meta['ownerReferences'] !== undefined && !Array.isArray(meta['ownerReferences'])) {
@@ -403,7 +516,9 @@ export class ApiServer {
     }
     if (resource.namespaced) {
       if (meta['namespace'] && namespace && meta['namespace'] !== namespace) {
-        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+        throw errors.badRequest(
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
       }
       if (!namespace) throw errors.methodNotAllowed(`${purpose} requires a namespace`);
       meta['namespace'] = namespace;
@@ -412,7 +527,9 @@ export class ApiServer {
     }
     if (purpose === 'update') {
       if (meta['name'] !== name) {
-        throw errors.badRequest(`the name of the object (${String(meta['name'] ?? '')}) does not match the name on the URL (${name ?? ''})`);
+        throw errors.badRequest(
+          `the name of the object (${typeof meta['name'] === 'string' ? meta['name'] : ''}) does not match the name on the URL (${name ?? ''})`,
+        );
       }
     } else {
       delete meta['resourceVersion'];
@@ -421,14 +538,25 @@ export class ApiServer {
     // Server-owned timestamps are ignored on input (clients echo them back, client-node as Dates).
     delete meta['creationTimestamp'];
     delete meta['managedFields'];
-    return { ...raw, apiVersion: expectedApiVersion, kind: resource.kind, metadata: meta } as unknown as KubeObject;
+    return {
+      ...raw,
+      apiVersion: expectedApiVersion,
+      kind: resource.kind,
+      metadata: meta,
+    } as unknown as KubeObject;
   }
 
   private async create(req: http.IncomingMessage, res: Res, r: Route, q: URLSearchParams): Promise<void> {
     const body = await this.readJson(req);
     if (r.name !== undefined) {
-      if (r.sub === 'eviction') return this.evict(res, r, body);
-      if (r.sub === 'binding') return this.bind(res, r, body);
+      if (r.sub === 'eviction') {
+        this.evict(res, r, body);
+        return;
+      }
+      if (r.sub === 'binding') {
+        this.bind(res, r, body);
+        return;
+      }
       throw errors.methodNotAllowed(`POST is not supported on ${r.resource.plural}/${r.sub ?? r.name}`);
     }
     const o = this.store.create(r.resource, this.normalizeBody(body, r, 'create'), { dryRun: dryRun(q) });
@@ -449,7 +577,12 @@ export class ApiServer {
     const pod = this.store.mustGet(r.resource, r.namespace, r.name ?? '');
     const spec = (pod['spec'] ?? {}) as { nodeName?: string };
     if (spec.nodeName) {
-      throw errors.conflict('pods', '', pod.metadata.name, `pod ${pod.metadata.name} is already assigned to node "${spec.nodeName}"`);
+      throw errors.conflict(
+        'pods',
+        '',
+        pod.metadata.name,
+        `pod ${pod.metadata.name} is already assigned to node "${spec.nodeName}"`,
+      );
     }
     bindPod(this.store, r.resource, pod, node);
     send(res, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
@@ -477,11 +610,19 @@ export class ApiServer {
     const replicas = spec['replicas'];
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw errors.invalid('Scale', 'autoscaling', old.metadata.name, [
-        { reason: 'FieldValueInvalid', field: 'spec.replicas', message: 'Invalid value: must be greater than or equal to 0' },
+        {
+          reason: 'FieldValueInvalid',
+          field: 'spec.replicas',
+          message: 'Invalid value: must be greater than or equal to 0',
+        },
       ]);
     }
     const meta = isRecord(raw['metadata']) ? raw['metadata'] : {};
-    if (typeof meta['resourceVersion'] === 'string' && meta['resourceVersion'] && meta['resourceVersion'] !== old.metadata.resourceVersion) {
+    if (
+      typeof meta['resourceVersion'] === 'string' &&
+      meta['resourceVersion'] &&
+      meta['resourceVersion'] !== old.metadata.resourceVersion
+    ) {
       throw errors.conflict(r.resource.plural, r.resource.group, old.metadata.name);
     }
     const next = structuredClone(old);
@@ -498,7 +639,11 @@ export class ApiServer {
     if (type === 'apply') {
       if (!q.get('fieldManager')) {
         throw errors.invalid('PatchOptions', 'meta.k8s.io', '', [
-          { reason: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' },
+          {
+            reason: 'FieldValueRequired',
+            field: 'fieldManager',
+            message: 'Required value: is required for apply patch',
+          },
         ]);
       }
       patchBody = parseApplyBody(text);
@@ -512,7 +657,11 @@ export class ApiServer {
     const old = this.store.get(r.resource, r.namespace, r.name);
     if (!old) {
       if (type === 'apply' && !r.sub) {
-        const o = this.store.create(r.resource, this.normalizeBody(patchBody, { ...r, name: r.name }, 'create'), { dryRun: isDryRun });
+        const o = this.store.create(
+          r.resource,
+          this.normalizeBody(patchBody, { ...r, name: r.name }, 'create'),
+          { dryRun: isDryRun },
+        );
         send(res, 201, o);
         return;
       }
@@ -532,7 +681,10 @@ export class ApiServer {
     if (!isRecord(patched)) throw errors.badRequest('the patch produced something that is not an object');
     const metaIn = isRecord(patched['metadata']) ? patched['metadata'] : {};
     const body = this.normalizeBody(
-      { ...patched, metadata: { ...metaIn, name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}) } },
+      {
+        ...patched,
+        metadata: { ...metaIn, name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}) },
+      },
       r,
       'update',
     );
@@ -547,18 +699,31 @@ export class ApiServer {
     const body = await this.readJson(req);
     const b = isRecord(body) ? body : {};
     const policy = q.get('propagationPolicy') ?? b['propagationPolicy'];
-    if (policy !== undefined && policy !== null && policy !== 'Background' && policy !== 'Foreground' && policy !== 'Orphan') {
+    if (
+      policy !== undefined &&
+      policy !== null &&
+      policy !== 'Background' &&
+      policy !== 'Foreground' &&
+      policy !== 'Orphan'
+    ) {
       throw errors.invalid('DeleteOptions', 'meta.k8s.io', '', [
         {
           reason: 'FieldValueNotSupported',
           field: 'propagationPolicy',
-          message: `Unsupported value: "${String(policy)}": supported values: "Foreground", "Background", "Orphan", "nil"`,
+          message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "Foreground", "Background", "Orphan", "nil"`,
         },
       ]);
     }
-    const grace = intParam(q, 'gracePeriodSeconds') ?? (typeof b['gracePeriodSeconds'] === 'number' ? b['gracePeriodSeconds'] : undefined);
+    const grace =
+      intParam(q, 'gracePeriodSeconds') ??
+      (typeof b['gracePeriodSeconds'] === 'number' ? b['gracePeriodSeconds'] : undefined);
     const orphanQ = q.get('orphanDependents');
-    const orphan = orphanQ !== null ? orphanQ === 'true' : typeof b['orphanDependents'] === 'boolean' ? b['orphanDependents'] : undefined;
+    const orphan =
+      orphanQ !== null
+        ? orphanQ === 'true'
+        : typeof b['orphanDependents'] === 'boolean'
+          ? b['orphanDependents']
+          : undefined;
     const pre = isRecord(b['preconditions']) ? b['preconditions'] : undefined;
     const dry = dryRun(q) || (Array.isArray(b['dryRun']) && b['dryRun'].includes('All'));
     return {
@@ -585,14 +750,24 @@ export class ApiServer {
         apiVersion: 'v1',
         metadata: {},
         status: 'Success',
-        details: { name: object.metadata.name, group: r.resource.group, kind: r.resource.plural, uid: object.metadata.uid },
+        details: {
+          name: object.metadata.name,
+          group: r.resource.group,
+          kind: r.resource.plural,
+          uid: object.metadata.uid,
+        },
       });
       return;
     }
     send(res, 200, object);
   }
 
-  private async deleteCollection(req: http.IncomingMessage, res: Res, r: Route, q: URLSearchParams): Promise<void> {
+  private async deleteCollection(
+    req: http.IncomingMessage,
+    res: Res,
+    r: Route,
+    q: URLSearchParams,
+  ): Promise<void> {
     const opts = await this.deleteOptions(req, q);
     const query = { ...this.listQuery(r.namespace, q), limit: undefined, continueToken: undefined };
     const { items } = this.store.list(r.resource, query);
@@ -612,7 +787,13 @@ export class ApiServer {
     });
   }
 
-  private watch(req: http.IncomingMessage, res: Res, resource: ResourceType, namespace: string | undefined, q: URLSearchParams): void {
+  private watch(
+    req: http.IncomingMessage,
+    res: Res,
+    resource: ResourceType,
+    namespace: string | undefined,
+    q: URLSearchParams,
+  ): void {
     const query: ListQuery = {
       namespace,
       labels: parseLabelSelector(q.get('labelSelector') ?? ''),
@@ -624,14 +805,21 @@ export class ApiServer {
     const bookmarks = boolParam(q, 'allowWatchBookmarks');
     const timeoutSeconds = intParam(q, 'timeoutSeconds');
 
-    res.writeHead(200, { 'Content-Type': JSON_TYPE, 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache' });
+    res.writeHead(200, {
+      'Content-Type': JSON_TYPE,
+      'Transfer-Encoding': 'chunked',
+      'Cache-Control': 'no-cache',
+    });
     res.flushHeaders();
     // Assigned below once the subscription exists; until then a stalled client just ends the response.
     let finish = (): void => {
       res.end();
     };
     const write = (type: string, object: unknown): void => {
-      const payload = table && type !== 'ERROR' && type !== 'BOOKMARK' ? toTable(resource, [object as KubeObject], this.store.now()) : object;
+      const payload =
+        table && type !== 'ERROR' && type !== 'BOOKMARK'
+          ? toTable(resource, [object as KubeObject], this.store.now())
+          : object;
       res.write(`${JSON.stringify({ type, object: payload })}\n`);
       // A client that does not read is dropped rather than buffered without bound (as upstream does).
       if (res.writableLength > 32 * 1024 * 1024) finish();
@@ -684,7 +872,10 @@ export class ApiServer {
     };
     const uncut: (() => void) | undefined = this.faults.onCut(finish);
     const base = this.options.watchTimeoutSeconds ?? 1800;
-    const timeoutMs = timeoutSeconds !== undefined ? timeoutSeconds * 1000 : base * 1000 * (1 + (this.options.random ?? Math.random)());
+    const timeoutMs =
+      timeoutSeconds !== undefined
+        ? timeoutSeconds * 1000
+        : base * 1000 * (1 + (this.options.random ?? Math.random)());
     timers.push(setTimeout(finish, timeoutMs));
     if (bookmarks) {
       const every = this.options.bookmarkIntervalMs ?? 60_000;
@@ -702,7 +893,12 @@ export class ApiServer {
     res.on('error', finish);
   }
 
-  private async handleAdmin(req: http.IncomingMessage, res: Res, path: string, method: string): Promise<void> {
+  private async handleAdmin(
+    req: http.IncomingMessage,
+    res: Res,
+    path: string,
+    method: string,
+  ): Promise<void> {
     const key = `${method} ${path}`;
     switch (key) {
       case 'GET /sim/faults':
@@ -712,7 +908,7 @@ export class ApiServer {
         const body = await this.readJson(req);
         if (!isRecord(body)) throw errors.badRequest('fault configuration must be a JSON object');
         try {
-          send(res, 200, { config: this.faults.set(body as Partial<FaultConfig>) });
+          send(res, 200, { config: this.faults.set(body) });
         } catch (e) {
           throw errors.badRequest(e instanceof Error ? e.message : String(e));
         }
@@ -730,7 +926,11 @@ export class ApiServer {
         send(res, 200, { compactedResourceVersion: this.store.resourceVersion });
         return;
       case 'GET /sim/stats':
-        send(res, 200, { objects: this.store.count(), resourceVersion: this.store.resourceVersion, watches: this.watches.size });
+        send(res, 200, {
+          objects: this.store.count(),
+          resourceVersion: this.store.resourceVersion,
+          watches: this.watches.size,
+        });
         return;
       default:
         throw new StatusError(404, 'NotFound', `no admin endpoint ${key}`);
@@ -751,8 +951,12 @@ export function scaleOf(o: KubeObject): object {
       resourceVersion: o.metadata.resourceVersion,
       creationTimestamp: o.metadata.creationTimestamp,
     },
-    spec: { replicas: spec.replicas ?? 0 },
-    status: { replicas: status.replicas ?? 0, selector: spec.selector ? labelSelectorToString(spec.selector) : '' },
+    // Scale's spec.replicas is omitempty upstream: a zero is left out.
+    spec: spec.replicas ? { replicas: spec.replicas } : {},
+    status: {
+      replicas: status.replicas ?? 0,
+      selector: spec.selector ? labelSelectorToString(spec.selector) : '',
+    },
   };
 }
 

@@ -54,7 +54,13 @@ function entry(t: ResourceType): object[] {
   for (const sub of t.subresources) {
     switch (sub) {
       case 'status':
-        out.push({ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
+        out.push({
+          name: `${t.plural}/status`,
+          singularName: '',
+          namespaced: t.namespaced,
+          kind: t.kind,
+          verbs: ['get', 'patch', 'update'],
+        });
         break;
       case 'scale':
         out.push({
@@ -68,20 +74,44 @@ function entry(t: ResourceType): object[] {
         });
         break;
       case 'log':
-        out.push({ name: `${t.plural}/log`, singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+        out.push({
+          name: `${t.plural}/log`,
+          singularName: '',
+          namespaced: true,
+          kind: 'Pod',
+          verbs: ['get'],
+        });
         break;
       case 'eviction':
-        out.push({ name: `${t.plural}/eviction`, singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] });
+        out.push({
+          name: `${t.plural}/eviction`,
+          singularName: '',
+          namespaced: true,
+          group: 'policy',
+          version: 'v1',
+          kind: 'Eviction',
+          verbs: ['create'],
+        });
         break;
       case 'binding':
-        out.push({ name: `${t.plural}/binding`, singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] });
+        out.push({
+          name: `${t.plural}/binding`,
+          singularName: '',
+          namespaced: true,
+          kind: 'Binding',
+          verbs: ['create'],
+        });
         break;
     }
   }
   return out;
 }
 
-export function apiResourceList(registry: ResourceRegistry, group: string, version: string): object | undefined {
+export function apiResourceList(
+  registry: ResourceRegistry,
+  group: string,
+  version: string,
+): object | undefined {
   const types = registry.types.filter((t) => t.group === group && t.version === version);
   if (!types.length) return undefined;
   return {

@@ -74,7 +74,12 @@ export const errors = {
       group,
       kind: plural,
     }),
-  conflict: (plural: string, group: string, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again') =>
+  conflict: (
+    plural: string,
+    group: string,
+    name: string,
+    why = 'the object has been modified; please apply your changes to the latest version and try again',
+  ) =>
     new StatusError(
       409,
       'Conflict',
@@ -94,21 +99,36 @@ export const errors = {
   badRequest: (message: string) => new StatusError(400, 'BadRequest', message),
   methodNotAllowed: (message: string) => new StatusError(405, 'MethodNotAllowed', message),
   unsupportedMediaType: (contentType: string) =>
-    new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${contentType})`),
+    new StatusError(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got ${contentType})`,
+    ),
   expired: (message: string) => new StatusError(410, 'Expired', message),
   unauthorized: () => new StatusError(401, 'Unauthorized', 'Unauthorized'),
   forbidden: (message: string) => new StatusError(403, 'Forbidden', message),
   tooManyRequests: (retryAfterSeconds: number) =>
-    new StatusError(429, 'TooManyRequests', 'the server has received too many requests and has asked us to try again later', {
-      retryAfterSeconds,
-    }),
+    new StatusError(
+      429,
+      'TooManyRequests',
+      'the server has received too many requests and has asked us to try again later',
+      {
+        retryAfterSeconds,
+      },
+    ),
   internal: (message: string) => new StatusError(500, 'InternalError', `Internal error occurred: ${message}`),
   unavailable: (message: string) => new StatusError(503, 'ServiceUnavailable', message),
 };
 
 /** A 422 cause for a field. */
 export function fieldCause(
-  reason: 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueNotSupported' | 'FieldValueTooLong' | 'FieldValueForbidden' | 'FieldValueDuplicate',
+  reason:
+    | 'FieldValueRequired'
+    | 'FieldValueInvalid'
+    | 'FieldValueNotSupported'
+    | 'FieldValueTooLong'
+    | 'FieldValueForbidden'
+    | 'FieldValueDuplicate',
   field: string,
   message: string,
 ): StatusCause {

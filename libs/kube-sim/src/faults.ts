@@ -35,7 +35,16 @@ export const NO_FAULTS: FaultConfig = {
   resources: [],
 };
 
-const VERBS: readonly Verb[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+const VERBS: readonly Verb[] = [
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+];
 
 export type FaultDecision =
   | { kind: 'none'; delayMs: number }
@@ -62,9 +71,13 @@ export class Faults {
       if (!Number.isFinite(next[k]) || next[k] < 0) throw new Error(`${k} must be a number ≥ 0`);
     }
     for (const k of ['errorRate', 'dropRate', 'conflictRate'] as const) {
-      if (!Number.isFinite(next[k]) || next[k] < 0 || next[k] > 1) throw new Error(`${k} must be between 0 and 1`);
+      if (!Number.isFinite(next[k]) || next[k] < 0 || next[k] > 1)
+        throw new Error(`${k} must be between 0 and 1`);
     }
-    if (!Array.isArray(next.errorCodes) || next.errorCodes.some((c) => !Number.isInteger(c) || c < 400 || c > 599)) {
+    if (
+      !Array.isArray(next.errorCodes) ||
+      next.errorCodes.some((c) => !Number.isInteger(c) || c < 400 || c > 599)
+    ) {
       throw new Error('errorCodes must be HTTP error codes');
     }
     if (!Array.isArray(next.verbs) || next.verbs.some((v) => !VERBS.includes(v))) {
@@ -83,7 +96,9 @@ export class Faults {
 
   decide(verb: Verb, resource: string): FaultDecision {
     const c = this.config;
-    const applies = (c.verbs.length === 0 || c.verbs.includes(verb)) && (c.resources.length === 0 || c.resources.includes(resource));
+    const applies =
+      (c.verbs.length === 0 || c.verbs.includes(verb)) &&
+      (c.resources.length === 0 || c.resources.includes(resource));
     if (!applies) return { kind: 'none', delayMs: 0 };
     const delayMs = c.latencyMs + (c.jitterMs > 0 ? this.random() * c.jitterMs : 0);
     if (c.dropRate > 0 && this.random() < c.dropRate) {

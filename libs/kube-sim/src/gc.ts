@@ -98,7 +98,11 @@ export class GarbageCollector {
   }
 
   /** Deletes a dependent unless another owner still holds it; then only the dangling reference goes. */
-  private releaseOrDelete(resource: ResourceType, dep: KubeObject, policy: 'Background' | 'Foreground'): void {
+  private releaseOrDelete(
+    resource: ResourceType,
+    dep: KubeObject,
+    policy: 'Background' | 'Foreground',
+  ): void {
     const refs = dep.metadata.ownerReferences ?? [];
     const alive = refs.filter((r) => {
       const owner = this.store.getByUid(r.uid);
@@ -120,7 +124,9 @@ export class GarbageCollector {
     if (!current || current.metadata.uid !== o.metadata.uid) return;
     const refs = current.metadata.ownerReferences ?? [];
     if (refs.length && refs.every((r) => !this.store.getByUid(r.uid))) {
-      this.store.delete(resource, current.metadata.namespace, current.metadata.name, { propagationPolicy: 'Background' });
+      this.store.delete(resource, current.metadata.namespace, current.metadata.name, {
+        propagationPolicy: 'Background',
+      });
     }
   }
 
@@ -141,7 +147,9 @@ export class GarbageCollector {
     if (!object.metadata.deletionTimestamp || !fin.includes(FOREGROUND_FINALIZER)) return;
     const blocking = this.store
       .dependentsOf(ownerUid)
-      .filter(({ object: d }) => d.metadata.ownerReferences?.some((r) => r.uid === ownerUid && r.blockOwnerDeletion === true));
+      .filter(({ object: d }) =>
+        d.metadata.ownerReferences?.some((r) => r.uid === ownerUid && r.blockOwnerDeletion === true),
+      );
     if (blocking.length > 0) return;
     const next = structuredClone(object);
     next.metadata.finalizers = fin.filter((f) => f !== FOREGROUND_FINALIZER);

@@ -35,7 +35,10 @@ export interface SimulatorOptions {
 }
 
 export interface Simulator {
+  /** https:// — what the kubeconfig names: kubectl (client-go) only sends a bearer token over TLS. */
   readonly url: string;
+  /** http:// on the same port, for in-process clients that need no TLS (the server tells them apart). */
+  readonly httpUrl: string;
   readonly port: number;
   readonly token: string;
   readonly store: Store;
@@ -49,9 +52,18 @@ export interface Simulator {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const random = seededRandom(options.seed ?? Date.now());
   const registry = new ResourceRegistry();
-  const store = new Store(registry, { random, ...(options.historySize ? { historySize: options.historySize } : {}) });
+  const store = new Store(registry, {
+    random,
+    ...(options.historySize ? { historySize: options.historySize } : {}),
+  });
   const nsType = registry.get('', 'namespaces');
-  for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease', ...(options.namespaces ?? [])]) {
+  for (const name of [
+    'default',
+    'kube-system',
+    'kube-public',
+    'kube-node-lease',
+    ...(options.namespaces ?? []),
+  ]) {
     if (!store.get(nsType, undefined, name)) {
       store.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } as never);
     }
@@ -71,21 +83,26 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     tokens: new Set([token]),
     random,
     ...(controllers ? { logs: (r) => controllers.logs(r) } : {}),
-    ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
+    ...(options.watchTimeoutSeconds !== undefined
+      ? { watchTimeoutSeconds: options.watchTimeoutSeconds }
+      : {}),
     ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}),
   });
   const host = options.host ?? '127.0.0.1';
   const port = await api.listen(options.port ?? 0, host);
-  const url = `http://${host}:${port}`;
+  const url = `https://${host}:${port}`;
+  const httpUrl = `http://${host}:${port}`;
   return {
     url,
+    httpUrl,
     port,
     token,
     store,
     faults,
     controllers,
     kubeconfig: (namespace) => kubeconfigYaml(url, token, namespace),
-    writeKubeconfig: (file, namespace) => writeFile(file, kubeconfigYaml(url, token, namespace), { mode: 0o600 }),
+    writeKubeconfig: (file, namespace) =>
+      writeFile(file, kubeconfigYaml(url, token, namespace), { mode: 0o600 }),
     close: async () => {
       controllers?.stop();
       gc.stop();

@@ -53,7 +53,6 @@ export function defaultPodSpec(spec: Obj): void {
   setDefault(spec, 'dnsPolicy', 'ClusterFirst');
   setDefault(spec, 'schedulerName', 'default-scheduler');
   setDefault(spec, 'securityContext', {});
-  setDefault(spec, 'enableServiceLinks', true);
   defaultContainers(spec['containers']);
   defaultContainers(spec['initContainers']);
 }
@@ -72,7 +71,14 @@ export function applyDefaults(type: ResourceType, o: KubeObject, isCreate: boole
   const spec = obj(o['spec']);
   switch (type.kind) {
     case 'Pod': {
-      if (spec) defaultPodSpec(spec);
+      if (spec) {
+        defaultPodSpec(spec);
+        // Admission (ServiceAccount, Priority) fills these on pods only, not on templates.
+        setDefault(spec, 'enableServiceLinks', true);
+        setDefault(spec, 'serviceAccountName', 'default');
+        setDefault(spec, 'serviceAccount', spec['serviceAccountName']);
+        setDefault(spec, 'priority', 0);
+      }
       if (isCreate) {
         const status = ensure(o, 'status');
         setDefault(status, 'phase', 'Pending');
@@ -83,10 +89,16 @@ export function applyDefaults(type: ResourceType, o: KubeObject, isCreate: boole
     case 'Deployment': {
       if (!spec) break;
       setDefault(spec, 'replicas', 1);
-      setDefault(spec, 'strategy', {
-        type: 'RollingUpdate',
-        rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' },
-      });
+      {
+        // Defaulted field by field, as upstream: kubectl create sends `strategy: {}`.
+        const strategy = ensure(spec, 'strategy');
+        setDefault(strategy, 'type', 'RollingUpdate');
+        if (strategy['type'] === 'RollingUpdate') {
+          const ru = ensure(strategy, 'rollingUpdate');
+          setDefault(ru, 'maxSurge', '25%');
+          setDefault(ru, 'maxUnavailable', '25%');
+        }
+      }
       setDefault(spec, 'revisionHistoryLimit', 10);
       setDefault(spec, 'progressDeadlineSeconds', 600);
       defaultTemplate(spec);

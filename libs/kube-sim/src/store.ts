@@ -306,7 +306,9 @@ export class Store {
     delete o.metadata.deletionGracePeriodSeconds;
     if (!resource.namespaced) delete o.metadata.namespace;
     if (resource.hasStatus && resource.kind !== 'Namespace') delete o['status'];
-    if (resource.hasStatus) o.metadata.generation = 1;
+    // Spec-carrying kinds count spec changes; pods (of the versions we mirror) carry no generation.
+    const counted = resource.hasStatus && resource.kind !== 'Pod';
+    if (counted) o.metadata.generation = 1;
     applyDefaults(resource, o, true);
     const causes = validateObject(resource, o);
     if (causes.length) throw errors.invalid(resource.kind, resource.group, o.metadata.name, causes);
@@ -367,7 +369,7 @@ export class Store {
         delete m.deletionGracePeriodSeconds;
       }
       applyDefaults(resource, next, false);
-      if (resource.hasStatus && !sameJson(old['spec'], next['spec'])) {
+      if (old.metadata.generation !== undefined && !sameJson(old['spec'], next['spec'])) {
         m.generation = (old.metadata.generation ?? 0) + 1;
       }
       const causes = validateObject(resource, next, old);

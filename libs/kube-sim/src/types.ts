@@ -39,7 +39,11 @@ export interface KubeObject {
 /** `LabelSelector` as found in workload specs. */
 export interface LabelSelector {
   matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+  matchExpressions?: {
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }[];
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,0 +1,446 @@
+/**
+ * The simulated kubelet of every `kubesim-node-<i>`: moves bound pods through kwok-like stages (pull,
+ * create, start, ready) on jittered timers, plays out the failure conventions of SIM_ENV and
+ * PULL_ERROR_IMAGE_PREFIX (crash loops with back-off, OOM kills, failing and completing Job containers,
+ * image pull back-off), stops and removes pods being deleted, and serves container logs.
+ */
+import type { LogRequest } from '../api-server.js';
+import { errors } from '../errors.js';
+import type { StoreEvent } from '../store.js';
+import type { KubeObject } from '../types.js';
+import type { Context } from './context.js';
+import type { EventType } from './events.js';
+import type { Nodes } from './nodes.js';
+import type { ContainerStateTerminated } from './pods.js';
+import { isTerminal, key, podSpec, splitKey, timestamp } from './pods.js';
+import { WorkQueue } from './queue.js';
+import {
+  type ContainerRun,
+  type PodRun,
+  buildStatus,
+  goDuration,
+  imageIdOf,
+  newContainerRun,
+  podPhase,
+} from './runtime.js';
+
+/** terminationMessagePolicy FallbackToLogsOnError: the log tail, at most 80 lines / 2048 bytes. */
+const FALLBACK_LOG_LINES = 80;
+const FALLBACK_LOG_BYTES = 2048;
+
+export class Kubelet {
+  private readonly runs = new Map<string, PodRun>();
+  /** `${node}|${image}` of images a node holds, for "already present on machine". */
+  private readonly images = new Set<string>();
+  private readonly statusQueue: WorkQueue;
+  private readonly podQueue: WorkQueue;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly nodes: Nodes,
+  ) {
+    this.statusQueue = new WorkQueue('kubelet status', ctx.timers, (uid) => {
+      this.writeStatus(uid);
+    });
+    this.podQueue = new WorkQueue('kubelet', ctx.timers, (k) => {
+      this.reconcile(k);
+    });
+  }
+
+  onPod(e: StoreEvent): void {
+    const pod = e.object;
+    if (e.type === 'DELETED') {
+      this.forget(pod.metadata.uid);
+      return;
+    }
+    const node = podSpec(pod).nodeName;
+    if (!node || !this.nodes.byName.has(node)) return;
+    const run = this.runs.get(pod.metadata.uid);
+    // Our own status writes come back here too: only a new pod or a new deletion needs the kubelet.
+    if (run && (run.terminating || !pod.metadata.deletionTimestamp)) return;
+    // Like a real kubelet, which learns of its pods through a watch, act on a later turn (after the binder).
+    this.podQueue.add(key(pod.metadata.namespace, pod.metadata.name));
+  }
+
+  private reconcile(k: string): void {
+    const { namespace, name } = splitKey(k);
+    const pod = this.ctx.store.get(this.ctx.types.pods, namespace, name);
+    const node = pod ? podSpec(pod).nodeName : undefined;
+    if (!pod || !node || !this.nodes.byName.has(node)) return;
+    let run = this.runs.get(pod.metadata.uid);
+    if (!run) {
+      // A pod that finished before we saw it (the simulator restarted on a kept store) stays as it is.
+      if (isTerminal(pod)) return;
+      run = this.admit(pod, node);
+    }
+    if (pod.metadata.deletionTimestamp && !run.terminating) this.kill(run, pod);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // lifecycle
+
+  private admit(pod: KubeObject, node: string): PodRun {
+    const spec = podSpec(pod);
+    const base = this.ctx.behaviour.backoffBaseMs;
+    const run: PodRun = {
+      uid: pod.metadata.uid,
+      namespace: pod.metadata.namespace ?? '',
+      name: pod.metadata.name,
+      node,
+      restartPolicy: spec.restartPolicy ?? 'Always',
+      init: (spec.initContainers ?? []).map((c) => newContainerRun(c, true, base)),
+      containers: (spec.containers ?? []).map((c) => newContainerRun(c, false, base)),
+      nextInit: 0,
+      initialized: false,
+      initFailed: false,
+      ip: this.nodes.allocateIP(node),
+      hostIP: this.nodes.byName.get(node)?.hostIP ?? '',
+      startTime: timestamp(this.ctx.now()),
+      timers: new Set(),
+      terminating: false,
+      transitions: new Map(),
+    };
+    if (run.init.length > 0) {
+      for (const c of run.containers) c.state = { waiting: { reason: 'PodInitializing' } };
+    }
+    this.runs.set(run.uid, run);
+    this.sync(run);
+    if (!pod.metadata.deletionTimestamp) this.nextStep(run);
+    return run;
+  }
+
+  /** Starts the next init container, or, once they are done, every app container. */
+  private nextStep(run: PodRun): void {
+    const c = run.init[run.nextInit];
+    if (c) {
+      run.nextInit++;
+      this.launch(run, c);
+      return;
+    }
+    if (run.initialized) return;
+    run.initialized = true;
+    for (const app of run.containers) {
+      app.state = { waiting: { reason: 'ContainerCreating' } };
+      this.launch(run, app);
+    }
+    this.sync(run);
+  }
+
+  /** Pull (unless the node has the image and the policy allows reuse), then create and start. */
+  private launch(run: PodRun, c: ContainerRun): void {
+    const b = this.ctx.behaviour;
+    const imageKey = `${run.node}|${c.image}`;
+    if (!c.sim.pullError && c.spec.imagePullPolicy !== 'Always' && this.images.has(imageKey)) {
+      this.event(run, c, 'Normal', 'Pulled', `Container image "${c.spec.image}" already present on machine`);
+      this.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
+        this.start(run, c);
+      });
+      return;
+    }
+    this.event(run, c, 'Normal', 'Pulling', `Pulling image "${c.spec.image}"`);
+    const pullMs = this.ctx.jittered(b.pullDelayMs);
+    this.after(run, pullMs, 'pull', () => {
+      if (c.sim.pullError) {
+        this.pullFailed(run, c);
+        return;
+      }
+      this.images.add(imageKey);
+      c.imageID = imageIdOf(c.image);
+      const took = goDuration(pullMs);
+      const size = 10_000_000 + (parseInt(c.imageID.slice(-6), 16) % 90_000_000);
+      this.event(
+        run,
+        c,
+        'Normal',
+        'Pulled',
+        `Successfully pulled image "${c.spec.image}" in ${took} (${took} including waiting). Image size: ${size} bytes.`,
+      );
+      this.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
+        this.start(run, c);
+      });
+    });
+  }
+
+  private pullFailed(run: PodRun, c: ContainerRun): void {
+    const b = this.ctx.behaviour;
+    const ref = c.image;
+    const cause = `rpc error: code = NotFound desc = failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": ${ref}: not found`;
+    this.event(run, c, 'Warning', 'Failed', `Failed to pull image "${c.spec.image}": ${cause}`);
+    this.event(run, c, 'Warning', 'Failed', 'Error: ErrImagePull');
+    c.state = { waiting: { reason: 'ErrImagePull', message: cause } };
+    this.sync(run);
+    this.after(run, this.ctx.jittered(b.pullDelayMs), 'pull back-off', () => {
+      c.state = {
+        waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${c.spec.image}"` },
+      };
+      this.event(run, c, 'Normal', 'BackOff', `Back-off pulling image "${c.spec.image}"`);
+      this.event(run, c, 'Warning', 'Failed', 'Error: ImagePullBackOff');
+      this.sync(run);
+      const wait = c.pullBackoffMs;
+      this.after(run, wait, 'pull retry', () => {
+        c.pullBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
+        this.launch(run, c);
+      });
+    });
+  }
+
+  private start(run: PodRun, c: ContainerRun): void {
+    const b = this.ctx.behaviour;
+    const startedMs = this.ctx.now();
+    const id = `containerd://${this.hex(64)}`;
+    c.containerID = id;
+    if (!c.imageID) c.imageID = imageIdOf(c.image);
+    if (c.logs !== undefined) c.previousLogs = c.logs;
+    c.logs = [
+      `kubesim: starting container ${c.name} (image ${c.spec.image}, attempt ${c.restartCount + 1})`,
+      ...c.sim.log,
+    ];
+    c.state = { running: { startedAt: timestamp(startedMs) } };
+    c.started = true;
+    this.event(run, c, 'Normal', 'Created', `Created container ${c.name}`);
+    this.event(run, c, 'Normal', 'Started', `Started container ${c.name}`);
+    this.sync(run);
+
+    const live = () => c.containerID === id && c.state.running !== undefined;
+    const { behaviour, runMs, exitCode } = c.sim;
+    const longRunning = !c.init || c.sidecar;
+    if (longRunning && behaviour !== 'never-ready') {
+      this.after(run, this.ctx.jittered(b.readyDelayMs), 'ready', () => {
+        if (!live()) return;
+        c.ready = true;
+        this.sync(run);
+      });
+    }
+    const exit = (ms: number, code: number, oom = false) => {
+      this.after(run, ms, 'exit', () => {
+        if (live()) this.exit(run, c, code, oom, startedMs);
+      });
+    };
+    if (behaviour === 'crash') exit(runMs ?? b.crashAfterMs, exitCode ?? 1);
+    else if (behaviour === 'oom') exit(runMs ?? b.crashAfterMs, 137, true);
+    else if (behaviour === 'fail') exit(runMs ?? b.jobRunMs, exitCode ?? 1);
+    else if (!longRunning || (run.restartPolicy !== 'Always' && !c.sidecar))
+      exit(runMs ?? b.jobRunMs, exitCode ?? 0);
+
+    if (c.sidecar) {
+      // A sidecar counts as done for init ordering once it has started.
+      c.done = true;
+      this.nextStep(run);
+    }
+  }
+
+  private exit(run: PodRun, c: ContainerRun, exitCode: number, oom: boolean, startedMs: number): void {
+    const b = this.ctx.behaviour;
+    const finishedMs = this.ctx.now();
+    const reason = oom ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error';
+    const logs = c.logs ?? [];
+    logs.push(`kubesim: container ${c.name} exited with code ${exitCode}${oom ? ' (OOMKilled)' : ''}`);
+    const terminated: ContainerStateTerminated = {
+      containerID: c.containerID ?? '',
+      exitCode,
+      finishedAt: timestamp(finishedMs),
+      reason,
+      startedAt: c.state.running?.startedAt ?? timestamp(startedMs),
+    };
+    const message = this.terminationMessage(c, exitCode, logs);
+    if (message) terminated.message = message;
+    c.ready = false;
+    c.started = false;
+
+    const restart =
+      c.sidecar ||
+      (run.restartPolicy === 'Always' && !c.init) ||
+      (run.restartPolicy !== 'Never' && exitCode !== 0);
+    if (!restart) {
+      c.state = { terminated };
+      if (c.init) {
+        if (exitCode === 0) {
+          c.done = true;
+          this.nextStep(run);
+        } else {
+          run.initFailed = true;
+        }
+      }
+      this.sync(run);
+      if (podPhase(run) === 'Succeeded' || podPhase(run) === 'Failed') this.clearTimers(run);
+      return;
+    }
+    // Clean running for a while resets the back-off, as kubelet does after 10 minutes (2 × its 5 min cap).
+    if (finishedMs - startedMs > 2 * b.backoffMaxMs) c.crashBackoffMs = b.backoffBaseMs;
+    const wait = Math.min(c.crashBackoffMs, b.backoffMaxMs);
+    c.restartCount++;
+    c.lastState = { terminated };
+    const podRef = `${run.name}_${run.namespace}(${run.uid})`;
+    c.state = {
+      waiting: {
+        reason: 'CrashLoopBackOff',
+        message: `back-off ${goDuration(wait)} restarting failed container=${c.name} pod=${podRef}`,
+      },
+    };
+    this.event(
+      run,
+      c,
+      'Warning',
+      'BackOff',
+      `Back-off restarting failed container ${c.name} in pod ${podRef}`,
+    );
+    this.sync(run);
+    this.after(run, wait, 'restart', () => {
+      c.crashBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
+      this.launch(run, c);
+    });
+  }
+
+  private terminationMessage(c: ContainerRun, exitCode: number, logs: string[]): string | undefined {
+    if (c.sim.terminationMessage !== undefined && c.sim.terminationMessage !== '')
+      return c.sim.terminationMessage;
+    if (c.spec.terminationMessagePolicy !== 'FallbackToLogsOnError' || exitCode === 0) return undefined;
+    let tail = logs.slice(-FALLBACK_LOG_LINES).join('\n');
+    if (tail.length > FALLBACK_LOG_BYTES) tail = tail.slice(-FALLBACK_LOG_BYTES);
+    return tail || undefined;
+  }
+
+  /** Graceful deletion: stop the containers, then remove the pod (the kubelet's final delete, grace 0). */
+  private kill(run: PodRun, pod: KubeObject): void {
+    run.terminating = true;
+    this.clearTimers(run);
+    for (const c of [...run.init, ...run.containers]) {
+      if (!c.state.running) continue;
+      this.event(run, c, 'Normal', 'Killing', `Stopping container ${c.name}`);
+      c.logs?.push(`kubesim: received SIGTERM, stopping container ${c.name}`);
+    }
+    const grace = pod.metadata.deletionGracePeriodSeconds ?? podSpec(pod).terminationGracePeriodSeconds ?? 30;
+    const ms = Math.min(this.ctx.jittered(this.ctx.behaviour.terminationDelayMs), Math.max(0, grace) * 1000);
+    this.after(run, ms, 'remove', () => {
+      this.remove(run);
+    });
+  }
+
+  private remove(run: PodRun): void {
+    const { store, types } = this.ctx;
+    const pod = store.get(types.pods, run.namespace, run.name);
+    if (!pod || pod.metadata.uid !== run.uid) return;
+    if (pod.metadata.finalizers?.length) {
+      // The pod outlives its containers until its finalizers go: report them stopped meanwhile.
+      const now = timestamp(this.ctx.now());
+      for (const c of [...run.init, ...run.containers]) {
+        if (!c.state.running) continue;
+        c.state = {
+          terminated: {
+            containerID: c.containerID ?? '',
+            exitCode: 0,
+            finishedAt: now,
+            reason: 'Completed',
+            startedAt: c.state.running.startedAt,
+          },
+        };
+        c.ready = false;
+        c.started = false;
+      }
+      this.writeStatus(run.uid);
+    }
+    store.delete(types.pods, run.namespace, run.name, {
+      gracePeriodSeconds: 0,
+      preconditions: { uid: run.uid },
+    });
+  }
+
+  private forget(uid: string): void {
+    const run = this.runs.get(uid);
+    if (!run) return;
+    this.clearTimers(run);
+    if (run.ip) this.nodes.releaseIP(run.node, run.ip);
+    this.runs.delete(uid);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // plumbing
+
+  private after(run: PodRun, ms: number, where: string, fn: () => void): void {
+    const h = this.ctx.timers.after(ms, `kubelet ${where} ${run.namespace}/${run.name}`, () => {
+      if (h) run.timers.delete(h);
+      if (this.runs.get(run.uid) !== run) return;
+      fn();
+    });
+    if (h) run.timers.add(h);
+  }
+
+  private clearTimers(run: PodRun): void {
+    for (const h of run.timers) this.ctx.timers.cancel(h);
+    run.timers.clear();
+  }
+
+  /** Status writes are coalesced per pod: several steps in one turn make one write. */
+  private sync(run: PodRun): void {
+    this.statusQueue.add(run.uid);
+  }
+
+  private writeStatus(uid: string): void {
+    const run = this.runs.get(uid);
+    if (!run) return;
+    const { store, types } = this.ctx;
+    const pod = store.get(types.pods, run.namespace, run.name);
+    if (!pod || pod.metadata.uid !== uid) return;
+    const status = buildStatus(run, pod, this.ctx.now());
+    store.replace(types.pods, { ...pod, status: structuredClone(status) }, { subresource: 'status' });
+  }
+
+  private event(run: PodRun, c: ContainerRun, type: EventType, reason: string, message: string): void {
+    const pod = this.ctx.store.get(this.ctx.types.pods, run.namespace, run.name);
+    if (!pod || pod.metadata.uid !== run.uid) return;
+    const fieldPath = `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
+    this.ctx.recorder.record(pod, type, reason, message, { component: 'kubelet', host: run.node }, fieldPath);
+  }
+
+  private hex(n: number): string {
+    let out = '';
+    for (let i = 0; i < n; i++) out += Math.floor(this.ctx.random() * 16).toString(16);
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // logs
+
+  /** The pods/log subresource, with the apiserver's and kubelet's error wording. */
+  logs(req: LogRequest): string {
+    const { store, types } = this.ctx;
+    const pod = store.get(types.pods, req.namespace, req.name);
+    if (!pod) throw errors.notFound('pods', '', req.name);
+    const spec = podSpec(pod);
+    const names = (spec.containers ?? []).map((c) => c.name);
+    const initNames = (spec.initContainers ?? []).map((c) => c.name);
+    let name = req.container;
+    if (!name) {
+      if (names.length === 1) name = names[0];
+      else {
+        const init = initNames.length ? ` or one of the init containers: [${initNames.join(' ')}]` : '';
+        throw errors.badRequest(
+          `a container name must be specified for pod ${req.name}, choose one of: [${names.join(' ')}]${init}`,
+        );
+      }
+    }
+    if (!name || (!names.includes(name) && !initNames.includes(name))) {
+      throw errors.badRequest(`container ${name ?? ''} is not valid for pod ${req.name}`);
+    }
+    // The apiserver has no kubelet to ask for a pod not yet on a node: an empty log, not an error.
+    if (!spec.nodeName) return '';
+    const run = this.runs.get(pod.metadata.uid);
+    const c = run ? [...run.init, ...run.containers].find((x) => x.name === name) : undefined;
+    let lines: string[];
+    if (req.previous) {
+      if (!c?.previousLogs) {
+        throw errors.badRequest(`previous terminated container "${name}" in pod "${req.name}" not found`);
+      }
+      lines = c.previousLogs;
+    } else {
+      if (!c?.logs) {
+        const reason = c?.state.waiting?.reason ?? 'ContainerCreating';
+        throw errors.badRequest(`container "${name}" in pod "${req.name}" is waiting to start: ${reason}`);
+      }
+      lines = c.logs;
+    }
+    if (req.tailLines !== undefined && req.tailLines >= 0)
+      lines = req.tailLines === 0 ? [] : lines.slice(-req.tailLines);
+    return lines.map((l) => `${l}\n`).join('');
+  }
+}

@@ -1,0 +1,223 @@
+/** The pod shapes the controllers read and write, and small predicates over them shared by all controllers. */
+import { PULL_ERROR_IMAGE_PREFIX, SIM_ENV } from '../behaviour.js';
+import type { KubeObject, OwnerReference } from '../types.js';
+import { parseQuantity } from './quantity.js';
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: unknown;
+}
+
+export interface Container {
+  name: string;
+  image: string;
+  env?: EnvVar[];
+  resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> };
+  terminationMessagePolicy?: string;
+  imagePullPolicy?: string;
+  /** `Always` on an init container makes it a sidecar. */
+  restartPolicy?: string;
+}
+
+export interface PodSpec {
+  nodeName?: string;
+  nodeSelector?: Record<string, string>;
+  schedulerName?: string;
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  terminationGracePeriodSeconds?: number;
+  containers: Container[];
+  initContainers?: Container[];
+  hostname?: string;
+  subdomain?: string;
+}
+
+export interface PodCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  lastProbeTime?: string | null;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface ContainerStateTerminated {
+  exitCode: number;
+  reason: string;
+  message?: string;
+  startedAt: string;
+  finishedAt: string;
+  containerID?: string;
+}
+
+export interface ContainerState {
+  waiting?: { reason: string; message?: string };
+  running?: { startedAt: string };
+  terminated?: ContainerStateTerminated;
+}
+
+export interface ContainerStatus {
+  name: string;
+  image: string;
+  imageID: string;
+  containerID?: string;
+  ready: boolean;
+  started: boolean;
+  restartCount: number;
+  state: ContainerState;
+  lastState: ContainerState;
+}
+
+export interface PodStatus {
+  phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+  conditions?: PodCondition[];
+  hostIP?: string;
+  hostIPs?: { ip: string }[];
+  podIP?: string;
+  podIPs?: { ip: string }[];
+  startTime?: string;
+  containerStatuses?: ContainerStatus[];
+  initContainerStatuses?: ContainerStatus[];
+  qosClass?: string;
+  [field: string]: unknown;
+}
+
+export function podSpec(pod: KubeObject): PodSpec {
+  return (pod['spec'] ?? { containers: [] }) as PodSpec;
+}
+
+export function podStatus(pod: KubeObject): PodStatus {
+  return (pod['status'] ?? {}) as PodStatus;
+}
+
+/** Timestamps as the apiserver serialises them: RFC 3339, whole seconds. */
+export function timestamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function key(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+export function splitKey(k: string): { namespace: string; name: string } {
+  const i = k.indexOf('/');
+  return i < 0 ? { namespace: '', name: k } : { namespace: k.slice(0, i), name: k.slice(i + 1) };
+}
+
+export function controllerOf(o: KubeObject): OwnerReference | undefined {
+  return o.metadata.ownerReferences?.find((r) => r.controller === true);
+}
+
+export function isTerminal(pod: KubeObject): boolean {
+  const phase = podStatus(pod).phase;
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
+/** controller.IsPodActive: not finished and not being deleted. */
+export function isActive(pod: KubeObject): boolean {
+  return !pod.metadata.deletionTimestamp && !isTerminal(pod);
+}
+
+export function condition(pod: KubeObject, type: string): PodCondition | undefined {
+  return podStatus(pod).conditions?.find((c) => c.type === type);
+}
+
+export function isReady(pod: KubeObject): boolean {
+  return condition(pod, 'Ready')?.status === 'True';
+}
+
+/** podutil.IsPodAvailable: ready for at least minReadySeconds. */
+export function isAvailable(pod: KubeObject, minReadySeconds: number, now: number): boolean {
+  const ready = condition(pod, 'Ready');
+  if (ready?.status !== 'True') return false;
+  if (minReadySeconds <= 0) return true;
+  const since = ready.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : now;
+  return since + minReadySeconds * 1000 <= now;
+}
+
+/** How long until a ready pod becomes available (0 when it already is or never will be). */
+export function msUntilAvailable(pod: KubeObject, minReadySeconds: number, now: number): number {
+  const ready = condition(pod, 'Ready');
+  if (ready?.status !== 'True' || minReadySeconds <= 0 || !ready.lastTransitionTime) return 0;
+  return Math.max(0, Date.parse(ready.lastTransitionTime) + minReadySeconds * 1000 - now);
+}
+
+export function isRunningAndReady(pod: KubeObject): boolean {
+  return podStatus(pod).phase === 'Running' && isReady(pod);
+}
+
+/** The cpu (cores) and memory (bytes) a pod asks for: requests, falling back to limits, as the scheduler sums them. */
+export function podRequests(spec: PodSpec): { cpu: number; memory: number } {
+  const of = (c: Container, r: string): number =>
+    parseQuantity(c.resources?.requests?.[r]) ?? parseQuantity(c.resources?.limits?.[r]) ?? 0;
+  let cpu = 0;
+  let memory = 0;
+  for (const c of spec.containers ?? []) {
+    cpu += of(c, 'cpu');
+    memory += of(c, 'memory');
+  }
+  // Init containers run one at a time, before the others: the pod needs the largest of them.
+  for (const c of spec.initContainers ?? []) {
+    cpu = Math.max(cpu, of(c, 'cpu'));
+    memory = Math.max(memory, of(c, 'memory'));
+  }
+  return { cpu, memory };
+}
+
+export type SimBehaviour = 'crash' | 'oom' | 'fail' | 'never-ready' | undefined;
+
+/** What a container's environment and image ask of the simulated kubelet (SIM_ENV, PULL_ERROR_IMAGE_PREFIX). */
+export interface SimConfig {
+  behaviour: SimBehaviour;
+  exitCode: number | undefined;
+  runMs: number | undefined;
+  terminationMessage: string | undefined;
+  log: string[];
+  pullError: boolean;
+}
+
+export function simConfig(c: Container): SimConfig {
+  const env = new Map<string, string>();
+  for (const e of c.env ?? []) {
+    // valueFrom (secrets, fields) is not resolved: only literal values count.
+    if (e && typeof e.name === 'string' && typeof e.value === 'string') env.set(e.name, e.value);
+  }
+  const raw = env.get(SIM_ENV.behaviour)?.trim().toLowerCase();
+  const behaviour: SimBehaviour =
+    raw === 'crash' || raw === 'oom' || raw === 'fail' || raw === 'never-ready' ? raw : undefined;
+  const int = (v: string | undefined): number | undefined => {
+    if (v === undefined || v.trim() === '') return undefined;
+    const n = Number(v);
+    return Number.isFinite(n) ? Math.trunc(n) : undefined;
+  };
+  const runMs = int(env.get(SIM_ENV.runMs));
+  const log = env.get(SIM_ENV.log);
+  const image = typeof c.image === 'string' ? c.image : '';
+  const lastSegment = image.slice(image.lastIndexOf('/') + 1);
+  return {
+    behaviour,
+    exitCode: int(env.get(SIM_ENV.exitCode)),
+    runMs: runMs !== undefined && runMs >= 0 ? runMs : undefined,
+    terminationMessage: env.get(SIM_ENV.terminationMessage),
+    log: log === undefined || log === '' ? [] : log.split('\n'),
+    pullError: lastSegment.startsWith(PULL_ERROR_IMAGE_PREFIX),
+  };
+}
+
+/** A controller-owned pod's ownerReference. */
+export function ownerRef(owner: KubeObject): OwnerReference {
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: owner.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** Drops zero counters, as Go's `omitempty` does on the workload status structs. */
+export function omitZero<T extends object>(o: T, fields: readonly (keyof T)[]): T {
+  for (const f of fields) if (o[f] === 0) Reflect.deleteProperty(o, f);
+  return o;
+}

@@ -18,6 +18,8 @@ const schema = z.object({
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .default('redis://127.0.0.1:6379'),
   KUBECONFIG: z.string().optional(),
+  /** Set by Kubernetes in every pod: the in-cluster configuration is available. */
+  KUBERNETES_SERVICE_HOST: z.string().optional(),
   OPI_NAMESPACE: z
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a DNS-1123 label')
@@ -32,6 +34,7 @@ const schema = z.object({
   OPI_WORKER_CONCURRENCY: int(1, 1000).default(16),
   OPI_JOB_ATTEMPTS: int(1, 100).default(10),
   OPI_RUN_AS_NON_ROOT: bool.default(true),
+  OPI_DROPLET_REGISTRY: z.string().min(1).max(253).default('registry.cf.internal'),
   OPI_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   OPI_SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(25_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -43,11 +46,13 @@ export interface Settings {
   http: { port: number; host: string; bodyLimitBytes: number };
   redisUrl: string;
   kubeconfig: string | undefined;
+  inCluster: boolean;
   namespace: string;
   queuePrefix: string;
   syncIntervalMs: number;
   worker: { concurrency: number; attempts: number };
   runAsNonRoot: boolean;
+  dropletRegistry: string;
   shutdownTimeoutMs: number;
   logLevel: Env['LOG_LEVEL'];
 }
@@ -68,11 +73,13 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
     http: { port: e.PORT, host: e.HOST, bodyLimitBytes: e.OPI_BODY_LIMIT_BYTES },
     redisUrl: e.REDIS_URL,
     kubeconfig: e.KUBECONFIG,
+    inCluster: e.KUBERNETES_SERVICE_HOST !== undefined,
     namespace: e.OPI_NAMESPACE,
     queuePrefix: e.OPI_QUEUE_PREFIX,
     syncIntervalMs: e.OPI_SYNC_INTERVAL_MS,
     worker: { concurrency: e.OPI_WORKER_CONCURRENCY, attempts: e.OPI_JOB_ATTEMPTS },
     runAsNonRoot: e.OPI_RUN_AS_NON_ROOT,
+    dropletRegistry: e.OPI_DROPLET_REGISTRY,
     shutdownTimeoutMs: e.OPI_SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
   });

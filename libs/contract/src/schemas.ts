@@ -46,7 +46,7 @@ export const lifecycleSchema = z
     buildpack_lifecycle: buildpackLifecycle.optional(),
   })
   .refine((l) => (l.docker_lifecycle ? 1 : 0) + (l.buildpack_lifecycle ? 1 : 0) === 1, {
-    message: 'lifecycle must have exactly one of docker_lifecycle or buildpack_lifecycle',
+    error: 'lifecycle must have exactly one of docker_lifecycle or buildpack_lifecycle',
   });
 
 const stringMap = (keyPattern: RegExp, keyWhat: string, maxEntries: number) =>

@@ -1,2 +1,3 @@
 export * from './lrp.js';
 export * from './errors.js';
+export * from './image.js';

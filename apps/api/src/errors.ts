@@ -1,0 +1,60 @@
+/**
+ * One error handler for the API: domain errors and body-parser failures become the contract's
+ * `{"error": {"message"}}` with a 4xx/503; anything else is a 500 whose details stay in the log.
+ */
+import type { ErrorRequestHandler } from 'express';
+import { errorBody } from '@opi/contract';
+import { NotFoundError, UnavailableError, ValidationError } from '@opi/domain';
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+/** Redis client errors that mean "the state store cannot be reached right now". */
+function isRedisUnavailable(err: unknown): boolean {
+  const msg = err instanceof Error ? err.message : '';
+  return /enableOfflineQueue|Connection is closed|ECONNREFUSED|Stream isn't writeable|max retries per request|ETIMEDOUT/i.test(
+    msg,
+  );
+}
+
+// Express recognises an error handler by its four parameters, so `_next` stays.
+export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
+  const bp = err as BodyParserError;
+  if (bp.type === 'entity.too.large') {
+    res.status(413).json(errorBody(`request body is larger than ${bp.limit ?? 'the limit of'} bytes`));
+    return;
+  }
+  if (bp.type === 'entity.parse.failed') {
+    res.status(400).json(errorBody(`request body is not valid JSON: ${(err as Error).message}`));
+    return;
+  }
+  if (bp.type && typeof bp.status === 'number' && bp.status >= 400 && bp.status < 500) {
+    res.status(bp.status).json(errorBody((err as Error).message));
+    return;
+  }
+  if (err instanceof ValidationError) {
+    res.status(err.status).json(errorBody(err.message));
+    return;
+  }
+  if (err instanceof NotFoundError) {
+    res.status(404).json(errorBody(err.message));
+    return;
+  }
+  if (err instanceof UnavailableError || isRedisUnavailable(err)) {
+    const retry = err instanceof UnavailableError ? err.retryAfterSeconds : 5;
+    res.setHeader('Retry-After', String(retry));
+    res
+      .status(503)
+      .json(
+        errorBody(
+          err instanceof UnavailableError ? err.message : 'the state store is unavailable, try again',
+        ),
+      );
+    return;
+  }
+  req.log.error({ err }, 'request failed');
+  res.status(500).json(errorBody('internal error'));
+};

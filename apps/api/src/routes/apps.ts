@@ -1,0 +1,184 @@
+/**
+ * The contract's app routes. Writes record the desired state first and enqueue second: if the enqueue
+ * is lost, the sync still finds the LRP missing from the cluster and converges it. Reads come from Redis
+ * only (desired state and the sync's cache), never from the cluster, so they stay fast at any scale.
+ */
+import { Router, type Request, type Response } from 'express';
+import type { z } from 'zod';
+import {
+  type DesireDefaults,
+  desireLrpSchema,
+  describeIssues,
+  guidParam,
+  indexParam,
+  toDesiredLrp,
+  updateLrpSchema,
+  versionParam,
+} from '@opi/contract';
+import { NotFoundError, ValidationError, processGuidOf } from '@opi/domain';
+import type { JobProducer } from '@opi/queue';
+import type { StateStore } from '@opi/state';
+
+export interface AppRoutesDeps {
+  store: StateStore;
+  producer: JobProducer;
+  defaults: DesireDefaults;
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
+  if (value === undefined) throw new ValidationError(`${what}: a JSON body is required`);
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ValidationError(`invalid ${what}: ${describeIssues(r.error)}`);
+  return r.data;
+}
+
+function param(req: Request, name: string): string {
+  const v = req.params[name];
+  return typeof v === 'string' ? v : '';
+}
+
+function lrpIdentity(req: Request): { guid: string; version: string; processGuid: string } {
+  const g = guidParam.safeParse(param(req, 'guid'));
+  const v = versionParam.safeParse(param(req, 'version'));
+  if (!g.success) throw new ValidationError(`invalid guid in path: ${describeIssues(g.error)}`);
+  if (!v.success) throw new ValidationError(`invalid version in path: ${describeIssues(v.error)}`);
+  return { guid: g.data, version: v.data, processGuid: processGuidOf(g.data, v.data) };
+}
+
+/** Enqueue after recording; a lost enqueue is repaired by the sync, so it does not fail the request. */
+async function enqueue(req: Request, what: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    req.log.warn({ err, what }, 'enqueue failed; the sync will converge it');
+  }
+}
+
+async function sendCacheAge(res: Response, store: StateStore): Promise<void> {
+  const meta = await store.syncMeta();
+  res.setHeader(
+    'X-OPI-Cache-Age-Ms',
+    meta ? String(Math.max(0, Date.now() - meta.syncedAt)) : 'never-synced',
+  );
+}
+
+export function appRoutes({ store, producer, defaults }: AppRoutesDeps): Router {
+  const r = Router();
+
+  r.put('/apps/:process_guid', async (req, res) => {
+    const body = parse(desireLrpSchema, req.body, 'desire request');
+    if (body.process_guid !== param(req, 'process_guid')) {
+      throw new ValidationError('process_guid in the path does not match the body');
+    }
+    const lrp = toDesiredLrp(body, defaults);
+    const { changed, generation } = await store.desire(lrp);
+    req.log.info({ processGuid: lrp.processGuid, generation, changed }, 'lrp desired');
+    if (changed)
+      await enqueue(req, 'converge', () =>
+        producer.convergeLrp({ processGuid: lrp.processGuid }, `g${generation}`),
+      );
+    res.status(202).end();
+  });
+
+  r.get('/apps', async (_req, res) => {
+    const body = await store.schedulingInfosBody();
+    res.status(200).type('application/json').send(body);
+  });
+
+  r.post('/apps/:process_guid', async (req, res) => {
+    const body = parse(updateLrpSchema, req.body, 'update request');
+    const processGuid = processGuidOf(body.guid, body.version);
+    if (processGuid !== param(req, 'process_guid')) {
+      throw new ValidationError('process_guid in the path does not match guid and version in the body');
+    }
+    const updated = await store.update(processGuid, {
+      instances: body.update.instances,
+      annotation: body.update.annotation,
+      image: body.update.image,
+    });
+    if (!updated) throw new NotFoundError(`no LRP with process guid ${processGuid}`);
+    req.log.info({ processGuid, generation: updated.generation }, 'lrp updated');
+    await enqueue(req, 'converge', () => producer.convergeLrp({ processGuid }, `g${updated.generation}`));
+    res.status(200).json({});
+  });
+
+  r.get('/apps/:guid/:version', async (req, res) => {
+    const { processGuid } = lrpIdentity(req);
+    const rec = await store.get(processGuid);
+    if (rec?.state !== 'desired') throw new NotFoundError(`no LRP with process guid ${processGuid}`);
+    const { lrp } = rec;
+    res.status(200).json({
+      desired_lrp: {
+        process_guid: lrp.processGuid,
+        instances: lrp.instances,
+        annotation: lrp.annotation,
+        image: lrp.image,
+      },
+    });
+  });
+
+  r.put('/apps/:guid/:version/stop', async (req, res) => {
+    const { guid, version, processGuid } = lrpIdentity(req);
+    const { generation, existed } = await store.stop(processGuid, guid, version);
+    req.log.info({ processGuid, generation, existed }, 'lrp stopped');
+    await enqueue(req, 'converge', () => producer.convergeLrp({ processGuid }, `g${generation}`));
+    res.status(200).json({});
+  });
+
+  r.put('/apps/:guid/:version/stop/:index', async (req, res) => {
+    const { processGuid } = lrpIdentity(req);
+    const idx = indexParam.safeParse(param(req, 'index'));
+    if (!idx.success) throw new ValidationError(`invalid index: ${describeIssues(idx.error)}`);
+    const index = Number(idx.data);
+    const { record, cached } = await store.lrpWithInstances(processGuid);
+    if (record?.state !== 'desired') throw new NotFoundError(`no LRP with process guid ${processGuid}`);
+    if (index >= record.lrp.instances) {
+      throw new ValidationError(
+        `index ${index} is out of range: the LRP has ${record.lrp.instances} instances`,
+      );
+    }
+    const podName = Object.entries(cached?.assignments ?? {}).find(([, i]) => i === index)?.[0];
+    if (podName) {
+      await producer.stopInstance({ processGuid, index, podName });
+      req.log.info({ processGuid, index, podName }, 'instance restart requested');
+    } else {
+      req.log.info({ processGuid, index }, 'instance not running; nothing to restart');
+    }
+    res.status(200).json({});
+  });
+
+  r.get('/apps/:guid/:version/instances', async (req, res) => {
+    const { processGuid } = lrpIdentity(req);
+    const [{ record, cached }] = await Promise.all([
+      store.lrpWithInstances(processGuid),
+      sendCacheAge(res, store),
+    ]);
+    if (record?.state !== 'desired' && !cached) {
+      res
+        .status(404)
+        .json({ process_guid: processGuid, instances: [], error: `no LRP with process guid ${processGuid}` });
+      return;
+    }
+    const rows = [...(cached?.instances ?? [])].sort((a, b) => a.index - b.index);
+    const present = new Set(rows.map((i) => i.index));
+    // Desired instances the cluster has no pod for yet are not claimed (Diego's UNCLAIMED).
+    const desired = record?.state === 'desired' ? record.lrp.instances : 0;
+    for (let i = 0; i < desired; i++) {
+      if (!present.has(i)) rows.push({ index: i, podName: '', sinceNs: '0', state: 'UNCLAIMED' });
+    }
+    rows.sort((a, b) => a.index - b.index);
+    // Built by hand: `since` is nanoseconds, beyond a JSON number's safe integer range in JavaScript.
+    const items = rows.map(
+      (i) =>
+        `{"index":${i.index},"since":${/^\d+$/.test(i.sinceNs) ? i.sinceNs : '0'},"state":${JSON.stringify(i.state)}${
+          i.placementError ? `,"placement_error":${JSON.stringify(i.placementError)}` : ''
+        }}`,
+    );
+    res
+      .status(200)
+      .type('application/json')
+      .send(`{"process_guid":${JSON.stringify(processGuid)},"instances":[${items.join(',')}]}`);
+  });
+
+  return r;
+}

@@ -1,0 +1,40 @@
+/**
+ * Which cluster `npm start` drives: KUBECONFIG when set, the pod's own cluster inside Kubernetes, and
+ * otherwise the built-in simulated cluster, so a newcomer sees the whole flow with nothing installed.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Settings } from '@opi/config';
+import { type KubeConnection, loadKubeConfig } from '@opi/kube';
+import { startSimulator } from '@opi/kube-sim';
+import type { Logger } from '@opi/logging';
+
+export interface ChosenCluster {
+  connection: KubeConnection;
+  close(): Promise<void>;
+}
+
+export async function chooseCluster(settings: Settings, logger: Logger): Promise<ChosenCluster> {
+  if (settings.kubeconfig) {
+    logger.info({ kubeconfig: settings.kubeconfig }, 'using the cluster of KUBECONFIG');
+    return {
+      connection: loadKubeConfig({ kubeconfigFile: settings.kubeconfig }),
+      close: () => Promise.resolve(),
+    };
+  }
+  if (settings.inCluster) {
+    logger.info('using the in-cluster configuration');
+    return { connection: loadKubeConfig({ inCluster: true }), close: () => Promise.resolve() };
+  }
+  const sim = await startSimulator({ namespaces: [settings.namespace] });
+  const file = join(tmpdir(), `opi-kubesim-${sim.port}.kubeconfig`);
+  await sim.writeKubeconfig(file, settings.namespace);
+  logger.warn(
+    { url: sim.url, kubeconfig: file },
+    `no KUBECONFIG set: using the built-in simulated cluster (kubectl --kubeconfig ${file} get pods)`,
+  );
+  return {
+    connection: loadKubeConfig({ kubeconfigYaml: sim.kubeconfig(settings.namespace) }),
+    close: () => sim.close(),
+  };
+}

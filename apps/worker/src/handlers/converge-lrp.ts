@@ -1,0 +1,140 @@
+/**
+ * converge-lrp: makes the cluster match the LRP's latest record. Desired → the registry Secret, the
+ * Deployment and the PodDisruptionBudget exist with our spec; stopped → its Deployments are gone (their
+ * Secret, PDB, ReplicaSets and pods follow through ownerReferences). Safe to run twice, late, or after
+ * a newer request: it never acts on the payload, only on the record it reads now.
+ */
+import { AlreadyExistsError, type KubernetesPort } from '@opi/kube';
+import type { DesiredLrp, LrpRecord } from '@opi/domain';
+import {
+  type Deployment,
+  lrpSelectorString,
+  lrpToDeployment,
+  ownedBy,
+  pdbFor,
+  registrySecret,
+  registrySecretName,
+  workloadName,
+} from '@opi/translation';
+import type { HandlerDeps } from '../deps.js';
+
+/** The record generation a Deployment was last converged to; the sync compares it with the record's. */
+export const ANNOTATION_GENERATION = 'opi.cloudfoundry.org/generation';
+
+export async function convergeLrp(deps: HandlerDeps, processGuid: string): Promise<string> {
+  const record = await deps.store.get(processGuid);
+  if (!record) return 'no record (the sync rebuilds or it expired)';
+  if (record.state === 'stopped') return stop(deps, record);
+  return apply(deps, record.lrp, record.generation);
+}
+
+async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stopped' }>): Promise<string> {
+  const found = await deps.kube.listDeployments(
+    record.namespace,
+    lrpSelectorString(record.guid, record.version),
+  );
+  for (const d of found.items) {
+    await deps.kube.deleteDeployment(d.metadata.namespace ?? record.namespace ?? '', d.metadata.name);
+  }
+  await deps.store.confirmStopped(record.processGuid, record.generation);
+  return `stopped: ${found.items.length} deployment(s) deleted`;
+}
+
+async function apply(deps: HandlerDeps, lrp: DesiredLrp, generation: number): Promise<string> {
+  const { kube } = deps;
+  const ns = lrp.namespace;
+  const name = workloadName(lrp);
+  const desired = lrpToDeployment(lrp, { runAsNonRoot: deps.runAsNonRoot });
+  desired.metadata.annotations = {
+    ...desired.metadata.annotations,
+    [ANNOTATION_GENERATION]: String(generation),
+  };
+
+  // The pull secret first, so the first pods can pull; owned by the Deployment once it exists.
+  const secret = registrySecret(lrp);
+  if (secret) await upsertSecret(kube, ns, secret.metadata.name, secret);
+
+  let deployment = await kube.getDeployment(ns, name);
+  let action = 'unchanged';
+  if (!deployment) {
+    try {
+      deployment = await kube.createDeployment(ns, desired);
+      action = 'created';
+    } catch (err) {
+      if (!(err instanceof AlreadyExistsError)) throw err;
+      deployment = await kube.getDeployment(ns, name);
+      if (!deployment) throw err;
+    }
+  }
+  if (action !== 'created' && !sameGeneration(deployment, generation)) {
+    // Replace with the read resourceVersion: a concurrent change is a Conflict, retried with a fresh read.
+    deployment = await kube.replaceDeployment(ns, {
+      ...desired,
+      metadata: { ...desired.metadata, resourceVersion: deployment.metadata.resourceVersion },
+    });
+    action = 'updated';
+  }
+
+  if (secret) {
+    const current = await kube.getSecret(ns, secret.metadata.name);
+    if (current && !current.metadata.ownerReferences?.some((r) => r.uid === deployment.metadata.uid)) {
+      await kube.replaceSecret(ns, {
+        ...ownedBy(secret, deployment),
+        metadata: {
+          ...ownedBy(secret, deployment).metadata,
+          resourceVersion: current.metadata.resourceVersion,
+        },
+      });
+    }
+  } else if (action !== 'unchanged') {
+    await kube.deleteSecret(ns, registrySecretName(lrp));
+  }
+
+  const pdb = pdbFor(lrp);
+  if (pdb) {
+    const owned = ownedBy(pdb, deployment);
+    const current = await kube.getPodDisruptionBudget(ns, pdb.metadata.name);
+    if (!current) {
+      try {
+        await kube.createPodDisruptionBudget(ns, owned);
+      } catch (err) {
+        if (!(err instanceof AlreadyExistsError)) throw err;
+      }
+    }
+  } else if (action !== 'unchanged') {
+    await kube.deletePodDisruptionBudget(ns, name);
+  }
+  return `${action} deployment ${ns}/${name} (generation ${generation})`;
+}
+
+function sameGeneration(d: Deployment, generation: number): boolean {
+  return d.metadata.annotations?.[ANNOTATION_GENERATION] === String(generation);
+}
+
+async function upsertSecret(
+  kube: KubernetesPort,
+  ns: string,
+  name: string,
+  secret: NonNullable<ReturnType<typeof registrySecret>>,
+): Promise<void> {
+  const current = await kube.getSecret(ns, name);
+  if (!current) {
+    try {
+      await kube.createSecret(ns, secret);
+      return;
+    } catch (err) {
+      if (!(err instanceof AlreadyExistsError)) throw err;
+    }
+  }
+  const latest = current ?? (await kube.getSecret(ns, name));
+  if (latest && JSON.stringify(latest.data) !== JSON.stringify(secret.data)) {
+    await kube.replaceSecret(ns, {
+      ...secret,
+      metadata: {
+        ...secret.metadata,
+        ownerReferences: latest.metadata.ownerReferences,
+        resourceVersion: latest.metadata.resourceVersion,
+      },
+    });
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * sync-cluster: one pass that refreshes the cache and reconciles.
+ *  1. Reads every record first, then lists the cluster: a workload deleted and un-recorded in between
+ *     is then already gone from the listing, so it cannot be mistaken for one Redis lost.
+ *  2. Lists the LRP Deployments and their pods (paginated) and swaps in the instances cache.
+ *  3. Reconciles: desired but missing or behind → converge; stopped but present → converge (delete);
+ *     present with no record at all (Redis lost it) → rebuilt from the Deployment's annotations.
+ * Only one sync runs at a time (a lock in Redis), whichever worker takes the scheduled job.
+ */
+import { randomUUID } from 'node:crypto';
+import { schedulingInfoJson } from '@opi/contract';
+import type { LrpRecord } from '@opi/domain';
+import type { CachedInstances } from '@opi/state';
+import {
+  ANNOTATION_LAST_UPDATED,
+  ANNOTATION_PROCESS_GUID,
+  APP_SELECTOR,
+  type Deployment,
+  LABEL_GUID,
+  LABEL_VERSION,
+  type Pod,
+  assignIndexes,
+  lrpFromDeployment,
+  podToInstance,
+} from '@opi/translation';
+import type { HandlerDeps } from '../deps.js';
+import { ANNOTATION_GENERATION } from './converge-lrp.js';
+
+export interface SyncReport {
+  deployments: number;
+  pods: number;
+  converging: number;
+  adopted: number;
+  durationMs: number;
+}
+
+function processGuidOfDeployment(d: Deployment): string | undefined {
+  const a = d.metadata.annotations?.[ANNOTATION_PROCESS_GUID];
+  if (a) return a;
+  const g = d.metadata.labels?.[LABEL_GUID];
+  const v = d.metadata.labels?.[LABEL_VERSION];
+  return g && v ? `${g}-${v}` : undefined;
+}
+
+function processGuidOfPod(p: Pod): string | undefined {
+  const g = p.metadata.labels?.[LABEL_GUID];
+  const v = p.metadata.labels?.[LABEL_VERSION];
+  return g && v ? `${g}-${v}` : undefined;
+}
+
+export async function syncCluster(deps: HandlerDeps, lockTtlMs: number): Promise<SyncReport | undefined> {
+  const release = await deps.store.tryLockSync(randomUUID(), lockTtlMs);
+  if (!release) return undefined;
+  try {
+    return await syncOnce(deps);
+  } finally {
+    await release();
+  }
+}
+
+async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
+  const started = Date.now();
+  const { store, kube } = deps;
+  const records = await store.allRecords();
+  const previous = await store.allCachedAssignments();
+  const deployments = await kube.listDeployments(deps.syncNamespace, APP_SELECTOR);
+  const pods = await kube.listPods(deps.syncNamespace, APP_SELECTOR);
+
+  const byGuid = new Map<string, Deployment>();
+  for (const d of deployments.items) {
+    const pg = processGuidOfDeployment(d);
+    if (pg) byGuid.set(pg, d);
+  }
+  const podsByGuid = new Map<string, Pod[]>();
+  for (const p of pods.items) {
+    const pg = processGuidOfPod(p);
+    // A terminating pod is no longer an instance; its replacement is.
+    if (!pg || p.metadata.deletionTimestamp) continue;
+    const list = podsByGuid.get(pg) ?? [];
+    list.push(p);
+    podsByGuid.set(pg, list);
+  }
+
+  const cache = new Map<string, CachedInstances>();
+  for (const [pg, list] of podsByGuid) {
+    const assignments = assignIndexes(
+      previous.get(pg) ?? {},
+      list.map((p) => ({ name: p.metadata.name, creationTimestamp: p.metadata.creationTimestamp ?? '' })),
+    );
+    cache.set(pg, {
+      assignments,
+      instances: list.map((p) => {
+        const info = podToInstance(p, assignments[p.metadata.name] ?? 0);
+        return {
+          index: info.index,
+          podName: info.podName,
+          sinceNs: info.sinceNs.toString(),
+          state: info.state,
+          ...(info.placementError ? { placementError: info.placementError } : {}),
+        };
+      }),
+    });
+  }
+  await store.writeCache(cache, {
+    syncedAt: Date.now(),
+    durationMs: Date.now() - started,
+    deployments: deployments.items.length,
+    pods: pods.items.length,
+  });
+
+  const runId = `sync${started}`;
+  let converging = 0;
+  let adopted = 0;
+  const converge = async (processGuid: string): Promise<void> => {
+    converging++;
+    await deps.producer.convergeLrp({ processGuid }, runId);
+  };
+  const showExisting = new Map<string, string>();
+  const drop: string[] = [];
+  for (const [pg, rec] of records) {
+    const d = byGuid.get(pg);
+    if (rec.state === 'desired') {
+      if (!d || d.metadata.annotations?.[ANNOTATION_GENERATION] !== String(rec.generation))
+        await converge(pg);
+    } else if (d) {
+      await converge(pg);
+      showExisting.set(pg, schedEntryOf(rec, d));
+    } else {
+      drop.push(pg);
+    }
+  }
+  for (const [pg, d] of byGuid) {
+    if (records.has(pg)) continue;
+    const secretName = d.spec?.template.spec?.imagePullSecrets?.[0]?.name;
+    const secret = secretName ? await kube.getSecret(d.metadata.namespace ?? '', secretName) : undefined;
+    const lrp = lrpFromDeployment(d, secret);
+    if (lrp && (await store.adopt(lrp))) {
+      adopted++;
+      deps.logger.info({ processGuid: pg }, 'desired state rebuilt from the cluster');
+      await converge(pg);
+    }
+  }
+  await store.showExisting(showExisting, drop);
+  const report = {
+    deployments: deployments.items.length,
+    pods: pods.items.length,
+    converging,
+    adopted,
+    durationMs: Date.now() - started,
+  };
+  deps.logger.info(report, 'sync done');
+  return report;
+}
+
+/** A stopped LRP whose Deployment still exists stays in GET /apps, so CC sees it until it is gone. */
+function schedEntryOf(rec: Extract<LrpRecord, { state: 'stopped' }>, d: Deployment): string {
+  return schedulingInfoJson(
+    rec.processGuid,
+    rec.guid,
+    rec.version,
+    d.metadata.annotations?.[ANNOTATION_LAST_UPDATED] ?? '',
+  );
+}

@@ -1,0 +1,17 @@
+/** `npm run start:worker`: workers alone, as many processes as the load needs, against a real cluster. */
+import { loadKubeConfig } from '@opi/kube';
+import { createLogger } from '@opi/logging';
+import { onShutdown, settingsOrExit } from '@opi/runtime';
+import { startWorker } from './start.js';
+
+const settings = settingsOrExit();
+const logger = createLogger({ level: settings.logLevel, name: 'opi-worker' });
+if (!settings.kubeconfig && !settings.inCluster) {
+  logger.fatal('no cluster: set KUBECONFIG, or run the worker in a pod (in-cluster configuration)');
+  process.exit(2);
+}
+const cluster = settings.kubeconfig
+  ? loadKubeConfig({ kubeconfigFile: settings.kubeconfig })
+  : loadKubeConfig({ inCluster: true });
+const worker = await startWorker(settings, logger, cluster);
+onShutdown(logger, settings.shutdownTimeoutMs, [() => worker.close()]);

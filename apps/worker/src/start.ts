@@ -1,0 +1,60 @@
+/** Wires and starts the workers: a blocking Redis connection, the Kubernetes adapter, the sync schedule. */
+import type { Settings } from '@opi/config';
+import { ClientNodeKubernetes, type KubeConnection } from '@opi/kube';
+import type { Logger } from '@opi/logging';
+import { JobProducer, workerConnection } from '@opi/queue';
+import { StateStore } from '@opi/state';
+import { type RunningWorkers, startWorkers } from './workers.js';
+
+export interface RunningWorker {
+  workers: RunningWorkers;
+  close(): Promise<void>;
+}
+
+export async function startWorker(
+  settings: Settings,
+  logger: Logger,
+  cluster: KubeConnection,
+): Promise<RunningWorker> {
+  const redis = workerConnection(settings.redisUrl);
+  redis.on('error', (err) => {
+    logger.warn({ err: err.message }, 'redis connection error (worker)');
+  });
+  const store = new StateStore(redis, settings.queuePrefix);
+  const producer = new JobProducer({
+    connection: redis,
+    prefix: settings.queuePrefix,
+    attempts: settings.worker.attempts,
+  });
+  const kube = new ClientNodeKubernetes(cluster);
+  const workers = startWorkers(
+    {
+      store,
+      kube,
+      producer,
+      logger,
+      runAsNonRoot: settings.runAsNonRoot,
+      // LRPs may name their own namespace, so the sync looks at every namespace it may read.
+      syncNamespace: undefined,
+    },
+    {
+      connection: redis,
+      prefix: settings.queuePrefix,
+      concurrency: settings.worker.concurrency,
+      syncLockTtlMs: Math.max(60_000, settings.syncIntervalMs * 4),
+    },
+  );
+  await producer.scheduleSync(settings.syncIntervalMs);
+  logger.info(
+    { concurrency: settings.worker.concurrency, syncIntervalMs: settings.syncIntervalMs },
+    'workers started',
+  );
+  return {
+    workers,
+    close: async () => {
+      await workers.close(settings.shutdownTimeoutMs);
+      await producer.close();
+      redis.disconnect();
+    },
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * The BullMQ workers: each job is dispatched by its registered name, its payload checked against the
+ * registry's schema, and its failure sorted: permanent (invalid payload, 4xx from Kubernetes) fails at
+ * once with the reason kept on the job; anything transient is thrown again for a retry with backoff.
+ * A worker killed mid-job loses nothing: the job's lock expires and another worker takes it again.
+ */
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { KubeApiError } from '@opi/kube';
+import { JOBS, QUEUE_NAMES, jobKeyOf } from '@opi/queue';
+import type { HandlerDeps } from './deps.js';
+import { convergeLrp } from './handlers/converge-lrp.js';
+import { stopInstance } from './handlers/stop-instance.js';
+import { syncCluster } from './handlers/sync-cluster.js';
+
+export interface WorkerOptions {
+  connection: Redis;
+  prefix: string;
+  concurrency: number;
+  /** How long one sync may hold the sync lock. */
+  syncLockTtlMs: number;
+}
+
+export interface RunningWorkers {
+  workers: Worker[];
+  close(timeoutMs: number): Promise<void>;
+}
+
+async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promise<unknown> {
+  const key = jobKeyOf(job.name);
+  if (!key) throw new UnrecoverableError(`unknown job name ${job.name}`);
+  try {
+    switch (key) {
+      case 'convergeLrp': {
+        const p = JOBS.convergeLrp.schema.safeParse(job.data);
+        if (!p.success) throw new UnrecoverableError(`invalid payload: ${p.error.message}`);
+        return await convergeLrp(deps, p.data.processGuid);
+      }
+      case 'stopInstance': {
+        const p = JOBS.stopInstance.schema.safeParse(job.data);
+        if (!p.success) throw new UnrecoverableError(`invalid payload: ${p.error.message}`);
+        return await stopInstance(deps, p.data.processGuid, p.data.podName);
+      }
+      case 'syncCluster':
+        return (await syncCluster(deps, opts.syncLockTtlMs)) ?? 'skipped: another sync is running';
+    }
+  } catch (err) {
+    if (err instanceof KubeApiError && !err.transient) {
+      throw new UnrecoverableError(`kubernetes refused: ${err.status} ${err.reason}: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
+export function startWorkers(deps: HandlerDeps, opts: WorkerOptions): RunningWorkers {
+  const common = {
+    connection: opts.connection,
+    prefix: opts.prefix,
+    // A job may stall once on a worker restart (rollout) without being failed.
+    maxStalledCount: 2,
+  };
+  const lrp = new Worker(QUEUE_NAMES.lrp, (job) => dispatch(deps, opts, job), {
+    ...common,
+    concurrency: opts.concurrency,
+  });
+  const sync = new Worker(QUEUE_NAMES.sync, (job) => dispatch(deps, opts, job), {
+    ...common,
+    concurrency: 1,
+  });
+  const workers = [lrp, sync];
+  for (const w of workers) {
+    w.on('failed', (job, err) => {
+      deps.logger.warn(
+        { jobId: job?.id, job: job?.name, attemptsMade: job?.attemptsMade, err: err.message },
+        'job failed',
+      );
+    });
+    w.on('completed', (job, result) => {
+      deps.logger.debug({ jobId: job.id, job: job.name, result }, 'job done');
+    });
+    w.on('error', (err) => {
+      deps.logger.error({ err }, 'worker error');
+    });
+  }
+  return {
+    workers,
+    close: async (timeoutMs) => {
+      // Finish active jobs within the grace period; past it, leave them to stall and be taken again.
+      const graceful = Promise.all(workers.map((w) => w.close()));
+      const timer = new Promise<'timeout'>((resolve) => {
+        setTimeout(() => {
+          resolve('timeout');
+        }, timeoutMs).unref();
+      });
+      if ((await Promise.race([graceful, timer])) === 'timeout')
+        await Promise.all(workers.map((w) => w.close(true)));
+    },
+  };
+}

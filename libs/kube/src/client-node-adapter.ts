@@ -1,0 +1,461 @@
+/**
+ * `KubernetesPort` over @kubernetes/client-node 1.4: the only module (with kubeconfig.ts) that imports it.
+ *
+ * How client-node is used, and why:
+ * - The API clients share one Configuration whose HTTP library bounds every request with an
+ *   AbortController: client-node 1.x has no request time-out of its own, and an http.Agent `timeout`
+ *   only emits an event that node-fetch ignores. The library also reads the whole body inside that
+ *   window, so a server that stalls mid-body times out too.
+ * - Answers are returned as the wire JSON the server sent (the buffered body parsed again), not
+ *   client-node's typed models, which turn timestamps into Dates and drop fields they do not know.
+ *   Requests go the other way unchanged: client-node's serializer passes string timestamps through, and
+ *   no model of the kinds used here renames a field.
+ * - Patches (none yet) need `setHeaderOptions('Content-Type', PatchStrategy.MergePatch)`: client-node
+ *   would label a merge patch as a JSON patch.
+ */
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  IsomorphicFetchHttpLibrary,
+  type KubeConfig,
+  PolicyV1Api,
+  ResponseContext,
+  ServerConfiguration,
+  createConfiguration,
+  wrapHttpLibrary,
+  type HttpLibrary,
+} from '@kubernetes/client-node';
+import { type CallContext, KubeApiError, classify, httpStatusOf, requestTimeoutError } from './errors.js';
+import { type KubeConnection, clientNodeConfig } from './kubeconfig.js';
+import type {
+  CoreEvent,
+  Deployment,
+  Job,
+  KubeObject,
+  Namespace,
+  Pod,
+  PodDisruptionBudget,
+  Secret,
+  Stored,
+} from './objects.js';
+import { DEFAULT_PAGE_SIZE, type DeleteResult, type KubernetesPort, type ListResult } from './port.js';
+import { Semaphore } from './semaphore.js';
+
+/** Kubernetes' own verb names (as in apiserver metrics); `update` is a replace (PUT). */
+export type KubeVerb = 'get' | 'list' | 'create' | 'update' | 'delete';
+
+export interface KubeCallReport {
+  verb: KubeVerb;
+  /** Plural resource name, e.g. `deployments`. */
+  resource: string;
+  /** The HTTP status, or 'error' when no answer arrived (network failure, time-out). */
+  status: number | 'error';
+  /** Time on the wire, not counting the wait for a concurrency slot. One report per page of a list. */
+  durationMs: number;
+}
+
+export interface ClientNodeKubernetesOptions {
+  /** Per HTTP request, answer body included (default 30 s). */
+  requestTimeoutMs?: number;
+  /** Requests in flight at once; more wait in order (default 32). */
+  maxConcurrentRequests?: number;
+  /** Called after every HTTP request, e.g. for metrics; must not throw (exceptions are swallowed). */
+  onCall?: (call: KubeCallReport) => void;
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_CONCURRENT_REQUESTS = 32;
+/** A list whose continue token expired (410) restarts from its first page at most this often. */
+const LIST_RESTARTS = 2;
+
+/** What the generated `…WithHttpInfo` calls resolve to; the body is our buffered copy. */
+interface Answer {
+  httpStatusCode: number;
+  body: { text(): Promise<string> };
+}
+
+interface Operations<T> {
+  resource: string;
+  read(namespace: string, name: string): Promise<Answer>;
+  create(namespace: string, body: T): Promise<Answer>;
+  replace(namespace: string, name: string, body: T): Promise<Answer>;
+  remove(namespace: string, name: string): Promise<Answer>;
+}
+
+interface Page {
+  limit: number;
+  _continue?: string;
+}
+
+interface WireList {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: unknown[];
+}
+
+/** Our object to client-node's request type. Sound because only the wire shape matters (see top). */
+function body(o: KubeObject): never {
+  return o as never;
+}
+
+async function wireJson(answer: Answer): Promise<unknown> {
+  return JSON.parse(await answer.body.text()) as unknown;
+}
+
+function invalidArgument(message: string, operation: string): KubeApiError {
+  return new KubeApiError({ status: undefined, reason: 'ClientError', message, transient: false, operation });
+}
+
+/** fetch with an AbortController per request; see the module comment. */
+function boundedHttpLibrary(timeoutMs: number): HttpLibrary {
+  const fetchLibrary = new IsomorphicFetchHttpLibrary();
+  return wrapHttpLibrary({
+    async send(request) {
+      const controller = new AbortController();
+      const timer = setTimeout(() => {
+        controller.abort();
+      }, timeoutMs);
+      request.setSignal(controller.signal);
+      try {
+        const response = await fetchLibrary.send(request).toPromise();
+        const data = await response.body.binary();
+        return new ResponseContext(response.httpStatusCode, response.headers, {
+          text: () => Promise.resolve(data.toString('utf8')),
+          binary: () => Promise.resolve(data),
+        });
+      } catch (e) {
+        if (controller.signal.aborted) throw requestTimeoutError(timeoutMs);
+        throw e;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  });
+}
+
+export class ClientNodeKubernetes implements KubernetesPort {
+  private readonly core: CoreV1Api;
+  private readonly slots: Semaphore;
+  private readonly onCall: ((call: KubeCallReport) => void) | undefined;
+  private readonly deployments: Operations<Deployment>;
+  private readonly secrets: Operations<Secret>;
+  private readonly pdbs: Operations<PodDisruptionBudget>;
+  private readonly jobs: Operations<Job>;
+  private readonly apps: AppsV1Api;
+
+  constructor(connection: KubeConnection | KubeConfig, options: ClientNodeKubernetesOptions = {}) {
+    const kc = clientNodeConfig(connection);
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    if (!(timeoutMs > 0)) throw new RangeError('requestTimeoutMs must be > 0');
+    // What kc.makeApiClient builds, plus our HTTP library.
+    const configuration = createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kc },
+      httpApi: boundedHttpLibrary(timeoutMs),
+    });
+    this.slots = new Semaphore(options.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS);
+    this.onCall = options.onCall;
+    const core = new CoreV1Api(configuration);
+    const apps = new AppsV1Api(configuration);
+    const batch = new BatchV1Api(configuration);
+    const policy = new PolicyV1Api(configuration);
+    this.core = core;
+    this.apps = apps;
+    // Background propagation everywhere: for Jobs the batch/v1 default would orphan the pods; for the
+    // rest it is the default anyway, and being explicit keeps the behaviour independent of the kind.
+    const propagationPolicy = 'Background';
+    this.deployments = {
+      resource: 'deployments',
+      read: (namespace, name) => apps.readNamespacedDeploymentWithHttpInfo({ namespace, name }),
+      create: (namespace, o) => apps.createNamespacedDeploymentWithHttpInfo({ namespace, body: body(o) }),
+      replace: (namespace, name, o) =>
+        apps.replaceNamespacedDeploymentWithHttpInfo({ namespace, name, body: body(o) }),
+      remove: (namespace, name) =>
+        apps.deleteNamespacedDeploymentWithHttpInfo({ namespace, name, propagationPolicy }),
+    };
+    this.secrets = {
+      resource: 'secrets',
+      read: (namespace, name) => core.readNamespacedSecretWithHttpInfo({ namespace, name }),
+      create: (namespace, o) => core.createNamespacedSecretWithHttpInfo({ namespace, body: body(o) }),
+      replace: (namespace, name, o) =>
+        core.replaceNamespacedSecretWithHttpInfo({ namespace, name, body: body(o) }),
+      remove: (namespace, name) =>
+        core.deleteNamespacedSecretWithHttpInfo({ namespace, name, propagationPolicy }),
+    };
+    this.pdbs = {
+      resource: 'poddisruptionbudgets',
+      read: (namespace, name) => policy.readNamespacedPodDisruptionBudgetWithHttpInfo({ namespace, name }),
+      create: (namespace, o) =>
+        policy.createNamespacedPodDisruptionBudgetWithHttpInfo({ namespace, body: body(o) }),
+      replace: (namespace, name, o) =>
+        policy.replaceNamespacedPodDisruptionBudgetWithHttpInfo({ namespace, name, body: body(o) }),
+      remove: (namespace, name) =>
+        policy.deleteNamespacedPodDisruptionBudgetWithHttpInfo({ namespace, name, propagationPolicy }),
+    };
+    this.jobs = {
+      resource: 'jobs',
+      read: (namespace, name) => batch.readNamespacedJobWithHttpInfo({ namespace, name }),
+      create: (namespace, o) => batch.createNamespacedJobWithHttpInfo({ namespace, body: body(o) }),
+      replace: (namespace, name, o) =>
+        batch.replaceNamespacedJobWithHttpInfo({ namespace, name, body: body(o) }),
+      remove: (namespace, name) =>
+        batch.deleteNamespacedJobWithHttpInfo({ namespace, name, propagationPolicy }),
+    };
+  }
+
+  // --- Deployments ---------------------------------------------------------------------------------------
+
+  getDeployment(namespace: string, name: string): Promise<Stored<Deployment> | undefined> {
+    return this.get(this.deployments, namespace, name);
+  }
+  createDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>> {
+    return this.create(this.deployments, namespace, deployment);
+  }
+  replaceDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>> {
+    return this.replace(this.deployments, namespace, deployment);
+  }
+  deleteDeployment(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove(this.deployments, namespace, name);
+  }
+  async listDeployments(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<Deployment>>> {
+    const result = await this.list('deployments', namespace, pageSize, (page) =>
+      namespace === undefined
+        ? this.apps.listDeploymentForAllNamespacesWithHttpInfo({ ...page, labelSelector })
+        : this.apps.listNamespacedDeploymentWithHttpInfo({ ...page, namespace, labelSelector }),
+    );
+    return result as ListResult<Stored<Deployment>>;
+  }
+
+  // --- Secrets -------------------------------------------------------------------------------------------
+
+  getSecret(namespace: string, name: string): Promise<Stored<Secret> | undefined> {
+    return this.get(this.secrets, namespace, name);
+  }
+  createSecret(namespace: string, secret: Secret): Promise<Stored<Secret>> {
+    return this.create(this.secrets, namespace, secret);
+  }
+  replaceSecret(namespace: string, secret: Secret): Promise<Stored<Secret>> {
+    return this.replace(this.secrets, namespace, secret);
+  }
+  deleteSecret(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove(this.secrets, namespace, name);
+  }
+
+  // --- PodDisruptionBudgets ------------------------------------------------------------------------------
+
+  getPodDisruptionBudget(namespace: string, name: string): Promise<Stored<PodDisruptionBudget> | undefined> {
+    return this.get(this.pdbs, namespace, name);
+  }
+  createPodDisruptionBudget(
+    namespace: string,
+    pdb: PodDisruptionBudget,
+  ): Promise<Stored<PodDisruptionBudget>> {
+    return this.create(this.pdbs, namespace, pdb);
+  }
+  replacePodDisruptionBudget(
+    namespace: string,
+    pdb: PodDisruptionBudget,
+  ): Promise<Stored<PodDisruptionBudget>> {
+    return this.replace(this.pdbs, namespace, pdb);
+  }
+  deletePodDisruptionBudget(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove(this.pdbs, namespace, name);
+  }
+
+  // --- Jobs ----------------------------------------------------------------------------------------------
+
+  getJob(namespace: string, name: string): Promise<Stored<Job> | undefined> {
+    return this.get(this.jobs, namespace, name);
+  }
+  createJob(namespace: string, job: Job): Promise<Stored<Job>> {
+    return this.create(this.jobs, namespace, job);
+  }
+  replaceJob(namespace: string, job: Job): Promise<Stored<Job>> {
+    return this.replace(this.jobs, namespace, job);
+  }
+  deleteJob(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove(this.jobs, namespace, name);
+  }
+
+  // --- Pods, Events, Namespaces --------------------------------------------------------------------------
+
+  async listPods(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<Pod>>> {
+    const result = await this.list('pods', namespace, pageSize, (page) =>
+      namespace === undefined
+        ? this.core.listPodForAllNamespacesWithHttpInfo({ ...page, labelSelector })
+        : this.core.listNamespacedPodWithHttpInfo({ ...page, namespace, labelSelector }),
+    );
+    return result as ListResult<Stored<Pod>>;
+  }
+
+  async deletePod(namespace: string, name: string): Promise<DeleteResult> {
+    const ctx = { verb: 'delete', resource: 'pods', namespace, name } as const;
+    try {
+      await this.call(ctx, () => this.core.deleteNamespacedPodWithHttpInfo({ namespace, name }));
+      return 'deleted';
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return 'absent';
+      throw classify(e, ctx);
+    }
+  }
+
+  async listEvents(
+    namespace: string | undefined,
+    fieldSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<CoreEvent>>> {
+    const result = await this.list('events', namespace, pageSize, (page) =>
+      namespace === undefined
+        ? this.core.listEventForAllNamespacesWithHttpInfo({ ...page, fieldSelector })
+        : this.core.listNamespacedEventWithHttpInfo({ ...page, namespace, fieldSelector }),
+    );
+    return result as ListResult<Stored<CoreEvent>>;
+  }
+
+  async getNamespace(name: string): Promise<Stored<Namespace> | undefined> {
+    const ctx = { verb: 'get', resource: 'namespaces', name } as const;
+    try {
+      return (await wireJson(
+        await this.call(ctx, () => this.core.readNamespaceWithHttpInfo({ name })),
+      )) as Stored<Namespace>;
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return undefined;
+      throw classify(e, ctx);
+    }
+  }
+
+  // --- the shared mechanics ------------------------------------------------------------------------------
+
+  /** One HTTP request: waits for a slot, reports the outcome, rethrows client errors unclassified. */
+  private async call<A extends Answer>(
+    ctx: CallContext & { verb: KubeVerb },
+    send: () => Promise<A>,
+  ): Promise<A> {
+    const release = await this.slots.acquire();
+    const started = performance.now();
+    let status: number | 'error' = 'error';
+    try {
+      const answer = await send();
+      status = answer.httpStatusCode;
+      return answer;
+    } catch (e) {
+      status = httpStatusOf(e) ?? 'error';
+      throw e;
+    } finally {
+      release();
+      this.report({
+        verb: ctx.verb,
+        resource: ctx.resource,
+        status,
+        durationMs: performance.now() - started,
+      });
+    }
+  }
+
+  private report(call: KubeCallReport): void {
+    try {
+      this.onCall?.(call);
+    } catch {
+      // Metrics must never fail a Kubernetes call.
+    }
+  }
+
+  private async get<T extends KubeObject>(
+    ops: Operations<T>,
+    namespace: string,
+    name: string,
+  ): Promise<Stored<T> | undefined> {
+    const ctx = { verb: 'get', resource: ops.resource, namespace, name } as const;
+    try {
+      return (await wireJson(await this.call(ctx, () => ops.read(namespace, name)))) as Stored<T>;
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return undefined;
+      throw classify(e, ctx);
+    }
+  }
+
+  private async create<T extends KubeObject>(
+    ops: Operations<T>,
+    namespace: string,
+    o: T,
+  ): Promise<Stored<T>> {
+    const ctx = { verb: 'create', resource: ops.resource, namespace, name: o.metadata?.name } as const;
+    try {
+      return (await wireJson(await this.call(ctx, () => ops.create(namespace, o)))) as Stored<T>;
+    } catch (e) {
+      throw classify(e, ctx);
+    }
+  }
+
+  private async replace<T extends KubeObject>(
+    ops: Operations<T>,
+    namespace: string,
+    o: T,
+  ): Promise<Stored<T>> {
+    const name = o.metadata?.name;
+    const ctx = { verb: 'update', resource: ops.resource, namespace, name } as const;
+    if (!name) throw invalidArgument('replace needs metadata.name', `update ${ops.resource} ${namespace}`);
+    try {
+      return (await wireJson(await this.call(ctx, () => ops.replace(namespace, name, o)))) as Stored<T>;
+    } catch (e) {
+      throw classify(e, ctx);
+    }
+  }
+
+  private async remove<T extends KubeObject>(
+    ops: Operations<T>,
+    namespace: string,
+    name: string,
+  ): Promise<DeleteResult> {
+    const ctx = { verb: 'delete', resource: ops.resource, namespace, name } as const;
+    try {
+      await this.call(ctx, () => ops.remove(namespace, name));
+      return 'deleted';
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return 'absent';
+      throw classify(e, ctx);
+    }
+  }
+
+  /** Follows `continue` tokens; restarts when a token expires (410) between pages. */
+  private async list(
+    resource: string,
+    namespace: string | undefined,
+    pageSize: number | undefined,
+    fetchPage: (page: Page) => Promise<Answer>,
+  ): Promise<ListResult<unknown>> {
+    const ctx = { verb: 'list', resource, namespace } as const;
+    const limit = pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw invalidArgument(`pageSize must be an integer ≥ 1, not ${limit}`, `list ${resource}`);
+    }
+    for (let restarts = 0; ; restarts++) {
+      const items: unknown[] = [];
+      let resourceVersion: string | undefined;
+      let token: string | undefined;
+      try {
+        do {
+          const page: Page = token === undefined ? { limit } : { limit, _continue: token };
+          const list = (await wireJson(await this.call(ctx, () => fetchPage(page)))) as WireList;
+          for (const item of list.items ?? []) items.push(item);
+          resourceVersion ??= list.metadata?.resourceVersion;
+          token = list.metadata?.continue || undefined;
+        } while (token !== undefined);
+        return { items, resourceVersion: resourceVersion ?? '' };
+      } catch (e) {
+        if (token !== undefined && httpStatusOf(e) === 410 && restarts < LIST_RESTARTS) continue;
+        throw classify(e, ctx);
+      }
+    }
+  }
+}

@@ -1,0 +1,644 @@
+/**
+ * An in-memory KubernetesPort for worker unit tests. It behaves like the API server where workers can
+ * tell the difference: one resourceVersion counter, 409 AlreadyExists and Conflict, 404 → undefined /
+ * 'absent', label and field selectors, paging, status kept out of replaces, generation bumps, immutable
+ * fields (Deployment selector, Job template, immutable Secrets), Job selector defaulting, and deletes
+ * that cascade to owned objects. It does not run controllers: tests seed pods, events and status with
+ * `put` and `setStatus`. Deletion is immediate (no grace period or finalizers).
+ *
+ * Failures are injected per call with `inject`, before the call takes effect or after it (the answer is
+ * lost: the write happened but the caller sees an error, as after a time-out).
+ */
+import { randomUUID } from 'node:crypto';
+import { AlreadyExistsError, ConflictError, KubeApiError } from './errors.js';
+import type {
+  CoreEvent,
+  Deployment,
+  Job,
+  KubeObject,
+  Namespace,
+  ObjectMeta,
+  Pod,
+  PodDisruptionBudget,
+  Secret,
+  Stored,
+} from './objects.js';
+import { DEFAULT_PAGE_SIZE, type DeleteResult, type KubernetesPort, type ListResult } from './port.js';
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
+
+export type FakeResource =
+  'deployments' | 'secrets' | 'poddisruptionbudgets' | 'jobs' | 'pods' | 'events' | 'namespaces';
+
+export type FakeVerb = 'get' | 'list' | 'create' | 'update' | 'delete';
+
+export interface FakeCall {
+  verb: FakeVerb;
+  resource: FakeResource;
+  namespace?: string | undefined;
+  name?: string | undefined;
+}
+
+/** Named failures with the status, reason and transience the real API (or network) gives them. */
+export type FakeFailure =
+  | 'unavailable' // 503, transient, Retry-After 1
+  | 'too-many-requests' // 429, transient, Retry-After 1
+  | 'internal' // 500, transient
+  | 'timeout' // no answer, transient
+  | 'connection-reset' // dropped connection, transient
+  | 'conflict' // 409 Conflict, transient
+  | 'unauthorized' // 401, permanent
+  | 'forbidden' // 403, permanent
+  | 'invalid' // 422, permanent
+  | KubeApiError;
+
+export interface FailureRule {
+  /** Which calls fail; unset fields match any. */
+  verb?: FakeVerb;
+  resource?: FakeResource;
+  namespace?: string;
+  name?: string;
+  failure: FakeFailure;
+  /** How many matching calls fail (default 1; Infinity for all). */
+  times?: number;
+  /** Let the call take effect, then fail: a write whose answer was lost. */
+  afterEffect?: boolean;
+}
+
+export interface FakeKubernetesOptions {
+  /** Namespaces that exist; writes elsewhere get 404 as on a cluster. Default: ['default']. */
+  namespaces?: string[];
+}
+
+interface Kind {
+  apiVersion: string;
+  kind: string;
+  /** Group-qualified plural as in API messages, e.g. `deployments.apps`. */
+  qualified: string;
+  /** Has a status subresource: create clears status, replace keeps the stored one. */
+  status: boolean;
+  /** metadata.generation counts spec changes. */
+  generation: boolean;
+}
+
+const KINDS: Record<FakeResource, Kind> = {
+  deployments: {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    qualified: 'deployments.apps',
+    status: true,
+    generation: true,
+  },
+  secrets: { apiVersion: 'v1', kind: 'Secret', qualified: 'secrets', status: false, generation: false },
+  poddisruptionbudgets: {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    qualified: 'poddisruptionbudgets.policy',
+    status: true,
+    generation: true,
+  },
+  jobs: { apiVersion: 'batch/v1', kind: 'Job', qualified: 'jobs.batch', status: true, generation: true },
+  pods: { apiVersion: 'v1', kind: 'Pod', qualified: 'pods', status: true, generation: false },
+  events: { apiVersion: 'v1', kind: 'Event', qualified: 'events', status: false, generation: false },
+  namespaces: {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    qualified: 'namespaces',
+    status: true,
+    generation: false,
+  },
+};
+
+/** The field selectors the API server supports for Events, and where each field lives. */
+const EVENT_FIELDS: Record<string, string> = {
+  'metadata.name': 'metadata.name',
+  'metadata.namespace': 'metadata.namespace',
+  'involvedObject.kind': 'involvedObject.kind',
+  'involvedObject.namespace': 'involvedObject.namespace',
+  'involvedObject.name': 'involvedObject.name',
+  'involvedObject.uid': 'involvedObject.uid',
+  'involvedObject.apiVersion': 'involvedObject.apiVersion',
+  'involvedObject.resourceVersion': 'involvedObject.resourceVersion',
+  'involvedObject.fieldPath': 'involvedObject.fieldPath',
+  reason: 'reason',
+  type: 'type',
+  source: 'source.component',
+  reportingComponent: 'reportingComponent',
+};
+
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+type AnyStored = Stored<KubeObject> & { spec?: unknown; status?: unknown; data?: unknown };
+
+function clone<T>(o: T): T {
+  return structuredClone(o);
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** RFC 3339 in whole seconds, as the API server writes metav1.Time. */
+function now(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function status(
+  code: number,
+  reason: string,
+  message: string,
+  transient = code >= 500 || code === 429,
+): KubeApiError {
+  return new KubeApiError({
+    status: code,
+    reason,
+    message,
+    transient,
+    ...(code === 429 || code === 503 ? { retryAfterSeconds: 1 } : {}),
+  });
+}
+
+function invalid(kind: Kind, name: string, causes: string[]): KubeApiError {
+  return status(422, 'Invalid', `${kind.kind} "${name}" is invalid: ${causes.join(', ')}`);
+}
+
+function failureError(f: FakeFailure, call: FakeCall): KubeApiError {
+  if (f instanceof KubeApiError) return f;
+  const what = `${KINDS[call.resource].qualified} "${call.name ?? ''}"`;
+  switch (f) {
+    case 'unavailable':
+      return status(503, 'ServiceUnavailable', 'the server is currently unable to handle the request');
+    case 'too-many-requests':
+      return status(429, 'TooManyRequests', 'Too many requests, please try again later.');
+    case 'internal':
+      return status(500, 'InternalError', 'Internal error occurred: injected fault');
+    case 'timeout':
+      return new KubeApiError({
+        status: undefined,
+        reason: 'Timeout',
+        message: 'no answer in time',
+        transient: true,
+      });
+    case 'connection-reset':
+      return new KubeApiError({
+        status: undefined,
+        reason: 'ConnectionReset',
+        message: 'connection reset or dropped before an answer (ECONNRESET)',
+        transient: true,
+      });
+    case 'conflict':
+      return new ConflictError({
+        message: `Operation cannot be fulfilled on ${what}: the object has been modified; please apply your changes to the latest version and try again`,
+      });
+    case 'unauthorized':
+      return status(401, 'Unauthorized', 'Unauthorized');
+    case 'forbidden':
+      return status(403, 'Forbidden', `${what} is forbidden: injected fault`);
+    case 'invalid':
+      return status(422, 'Invalid', `${what} is invalid: injected fault`);
+  }
+}
+
+export class FakeKubernetes implements KubernetesPort {
+  /** Every call, in order (one entry per page of a list), failed ones included. */
+  readonly calls: FakeCall[] = [];
+  private readonly store = new Map<FakeResource, Map<string, AnyStored>>();
+  private readonly rules: FailureRule[] = [];
+  private rv = 1000;
+
+  constructor(options: FakeKubernetesOptions = {}) {
+    for (const r of Object.keys(KINDS) as FakeResource[]) this.store.set(r, new Map());
+    for (const ns of options.namespaces ?? ['default']) this.addNamespace(ns);
+  }
+
+  // --- test controls ---------------------------------------------------------------------------------
+
+  /** Makes matching calls fail; rules are tried in the order given. */
+  inject(rule: FailureRule): void {
+    this.rules.push({ ...rule, times: rule.times ?? 1 });
+  }
+
+  clearFailures(): void {
+    this.rules.length = 0;
+  }
+
+  /** The current resourceVersion of the whole store. */
+  get resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  addNamespace(name: string): Stored<Namespace> {
+    return this.put('namespaces', undefined, { metadata: { name }, status: { phase: 'Active' } });
+  }
+
+  /**
+   * Stores an object as a controller or kubelet would (status included, no checks), replacing one of the
+   * same name; fills identity and a new resourceVersion.
+   */
+  put<T extends KubeObject>(resource: FakeResource, namespace: string | undefined, o: T): Stored<T> {
+    const kind = KINDS[resource];
+    const name = o.metadata?.name;
+    if (!name) throw new Error('put needs metadata.name');
+    const old = this.bucket(resource).get(key(namespace, name));
+    const stored = {
+      ...clone(o),
+      apiVersion: kind.apiVersion,
+      kind: kind.kind,
+      metadata: {
+        ...clone(o.metadata),
+        name,
+        ...(namespace !== undefined ? { namespace } : {}),
+        uid: o.metadata?.uid ?? old?.metadata.uid ?? randomUUID(),
+        creationTimestamp: o.metadata?.creationTimestamp ?? old?.metadata.creationTimestamp ?? now(),
+        resourceVersion: this.nextRv(),
+      },
+    } as AnyStored;
+    this.bucket(resource).set(key(namespace, name), stored);
+    return clone(stored) as Stored<T>;
+  }
+
+  /** Sets an object's status as its controller would; a new resourceVersion, no generation change. */
+  setStatus(resource: FakeResource, namespace: string | undefined, name: string, newStatus: unknown): void {
+    const o = this.bucket(resource).get(key(namespace, name));
+    if (!o) throw new Error(`${resource} ${namespace ?? ''}/${name} does not exist`);
+    o.status = clone(newStatus);
+    o.metadata.resourceVersion = this.nextRv();
+  }
+
+  /** A snapshot of what is stored, sorted by namespace and name. */
+  objects<T extends KubeObject = KubeObject>(resource: FakeResource, namespace?: string): Stored<T>[] {
+    return this.sorted(resource, namespace).map((o) => clone(o) as Stored<T>);
+  }
+
+  // --- the port ----------------------------------------------------------------------------------------
+
+  getDeployment(namespace: string, name: string): Promise<Stored<Deployment> | undefined> {
+    return this.get('deployments', namespace, name);
+  }
+  createDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>> {
+    return this.create('deployments', namespace, deployment);
+  }
+  replaceDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>> {
+    return this.replace('deployments', namespace, deployment);
+  }
+  deleteDeployment(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove('deployments', namespace, name);
+  }
+  listDeployments(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<Deployment>>> {
+    return this.list('deployments', namespace, { labelSelector, pageSize });
+  }
+
+  getSecret(namespace: string, name: string): Promise<Stored<Secret> | undefined> {
+    return this.get('secrets', namespace, name);
+  }
+  createSecret(namespace: string, secret: Secret): Promise<Stored<Secret>> {
+    return this.create('secrets', namespace, secret);
+  }
+  replaceSecret(namespace: string, secret: Secret): Promise<Stored<Secret>> {
+    return this.replace('secrets', namespace, secret);
+  }
+  deleteSecret(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove('secrets', namespace, name);
+  }
+
+  getPodDisruptionBudget(namespace: string, name: string): Promise<Stored<PodDisruptionBudget> | undefined> {
+    return this.get('poddisruptionbudgets', namespace, name);
+  }
+  createPodDisruptionBudget(
+    namespace: string,
+    pdb: PodDisruptionBudget,
+  ): Promise<Stored<PodDisruptionBudget>> {
+    return this.create('poddisruptionbudgets', namespace, pdb);
+  }
+  replacePodDisruptionBudget(
+    namespace: string,
+    pdb: PodDisruptionBudget,
+  ): Promise<Stored<PodDisruptionBudget>> {
+    return this.replace('poddisruptionbudgets', namespace, pdb);
+  }
+  deletePodDisruptionBudget(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove('poddisruptionbudgets', namespace, name);
+  }
+
+  getJob(namespace: string, name: string): Promise<Stored<Job> | undefined> {
+    return this.get('jobs', namespace, name);
+  }
+  createJob(namespace: string, job: Job): Promise<Stored<Job>> {
+    return this.create('jobs', namespace, job);
+  }
+  replaceJob(namespace: string, job: Job): Promise<Stored<Job>> {
+    return this.replace('jobs', namespace, job);
+  }
+  deleteJob(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove('jobs', namespace, name);
+  }
+
+  listPods(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<Pod>>> {
+    return this.list('pods', namespace, { labelSelector, pageSize });
+  }
+  deletePod(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove('pods', namespace, name);
+  }
+
+  listEvents(
+    namespace: string | undefined,
+    fieldSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<CoreEvent>>> {
+    return this.list('events', namespace, { fieldSelector, pageSize });
+  }
+
+  getNamespace(name: string): Promise<Stored<Namespace> | undefined> {
+    return this.get('namespaces', undefined, name);
+  }
+
+  // --- the mechanics -----------------------------------------------------------------------------------
+
+  private bucket(resource: FakeResource): Map<string, AnyStored> {
+    const b = this.store.get(resource);
+    if (!b) throw new Error(`unknown resource ${resource}`);
+    return b;
+  }
+
+  private nextRv(): string {
+    this.rv += 1;
+    return String(this.rv);
+  }
+
+  private sorted(resource: FakeResource, namespace: string | undefined): AnyStored[] {
+    return [...this.bucket(resource).values()]
+      .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
+      .sort((a, b) =>
+        key(a.metadata.namespace, a.metadata.name).localeCompare(key(b.metadata.namespace, b.metadata.name)),
+      );
+  }
+
+  /** Records the call and returns the failure to throw, if a rule matches. */
+  private enter(call: FakeCall): { before?: KubeApiError; after?: KubeApiError } {
+    this.calls.push(call);
+    const i = this.rules.findIndex(
+      (r) =>
+        (r.verb === undefined || r.verb === call.verb) &&
+        (r.resource === undefined || r.resource === call.resource) &&
+        (r.namespace === undefined || r.namespace === call.namespace) &&
+        (r.name === undefined || r.name === call.name),
+    );
+    const rule = this.rules[i];
+    if (!rule) return {};
+    rule.times = (rule.times ?? 1) - 1;
+    if (rule.times <= 0) this.rules.splice(i, 1);
+    const err = failureError(rule.failure, call);
+    return rule.afterEffect ? { after: err } : { before: err };
+  }
+
+  /** Runs a call with the failure injection around it; async so that every outcome is a rejection. */
+  private async run<R>(call: FakeCall, effect: () => R): Promise<R> {
+    // A turn of the event loop, as a real call would take: workers must not rely on synchronous answers.
+    await Promise.resolve();
+    const { before, after } = this.enter(call);
+    if (before) throw before;
+    const result = effect();
+    if (after) throw after;
+    return result;
+  }
+
+  private namespaceMustExist(namespace: string): void {
+    if (!this.bucket('namespaces').has(key(undefined, namespace))) {
+      throw status(404, 'NotFound', `namespaces "${namespace}" not found`);
+    }
+  }
+
+  private get<T extends KubeObject>(
+    resource: FakeResource,
+    namespace: string | undefined,
+    name: string,
+  ): Promise<Stored<T> | undefined> {
+    return this.run({ verb: 'get', resource, namespace, name }, () => {
+      const o = this.bucket(resource).get(key(namespace, name));
+      return o ? (clone(o) as Stored<T>) : undefined;
+    });
+  }
+
+  private create<T extends KubeObject>(resource: FakeResource, namespace: string, o: T): Promise<Stored<T>> {
+    const kind = KINDS[resource];
+    return this.run({ verb: 'create', resource, namespace, name: o.metadata?.name }, () => {
+      const meta: Partial<ObjectMeta> = o.metadata ?? {};
+      if (meta.namespace !== undefined && meta.namespace !== namespace) {
+        throw status(
+          400,
+          'BadRequest',
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
+      }
+      const name =
+        meta.name || (meta.generateName ? `${meta.generateName}${randomUUID().slice(0, 5)}` : undefined);
+      if (!name) throw invalid(kind, '', ['metadata.name: Required value: name or generateName is required']);
+      if (!DNS_SUBDOMAIN.test(name) || name.length > 253) {
+        throw invalid(kind, name, [
+          `metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,
+        ]);
+      }
+      if (meta.resourceVersion) {
+        throw status(500, 'InternalError', 'resourceVersion should not be set on objects to be created');
+      }
+      this.namespaceMustExist(namespace);
+      if (this.bucket(resource).has(key(namespace, name))) {
+        throw new AlreadyExistsError({ message: `${kind.qualified} "${name}" already exists` });
+      }
+      const uid = randomUUID();
+      const stored = {
+        ...clone(o),
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        metadata: {
+          ...clone(meta),
+          name,
+          namespace,
+          uid,
+          resourceVersion: this.nextRv(),
+          creationTimestamp: now(),
+          ...(kind.generation ? { generation: 1 } : {}),
+        },
+      } as AnyStored;
+      if (kind.status) delete stored.status;
+      if (resource === 'pods') stored.status = { phase: 'Pending' };
+      this.defaults(resource, stored);
+      this.bucket(resource).set(key(namespace, name), stored);
+      return clone(stored) as Stored<T>;
+    });
+  }
+
+  /** The API server's defaulting that workers can observe. */
+  private defaults(resource: FakeResource, o: AnyStored): void {
+    if (resource === 'secrets') {
+      const s = o as Secret;
+      s.type ??= 'Opaque';
+      if (s.stringData) {
+        s.data = { ...s.data };
+        for (const [k, v] of Object.entries(s.stringData)) s.data[k] = Buffer.from(v).toString('base64');
+        delete s.stringData;
+      }
+    }
+    if (resource === 'deployments') {
+      const d = o as Deployment;
+      if (d.spec) d.spec.replicas ??= 1;
+    }
+    if (resource === 'jobs') {
+      // As the Job registry does: a generated selector on the controller uid, and labels to match.
+      const j = o as Job;
+      if (j.spec && !j.spec.manualSelector && !j.spec.selector) {
+        const uid = o.metadata.uid;
+        const template = (j.spec.template.metadata ??= {});
+        template.labels = {
+          ...template.labels,
+          'batch.kubernetes.io/controller-uid': uid,
+          'batch.kubernetes.io/job-name': o.metadata.name,
+          'controller-uid': uid,
+          'job-name': o.metadata.name,
+        };
+        j.spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
+      }
+    }
+  }
+
+  private replace<T extends KubeObject>(resource: FakeResource, namespace: string, o: T): Promise<Stored<T>> {
+    const kind = KINDS[resource];
+    const name = o.metadata?.name;
+    return this.run({ verb: 'update', resource, namespace, name }, () => {
+      if (!name) throw invalid(kind, '', ['metadata.name: Required value: name is required']);
+      const old = this.bucket(resource).get(key(namespace, name));
+      if (!old) throw status(404, 'NotFound', `${kind.qualified} "${name}" not found`);
+      const conflict = new ConflictError({
+        message: `Operation cannot be fulfilled on ${kind.qualified} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      });
+      const meta: Partial<ObjectMeta> = o.metadata ?? {};
+      if (meta.resourceVersion && meta.resourceVersion !== old.metadata.resourceVersion) throw conflict;
+      if (meta.uid && meta.uid !== old.metadata.uid) {
+        throw new ConflictError({
+          message: `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${old.metadata.uid}`,
+        });
+      }
+      const next = {
+        ...clone(o),
+        apiVersion: kind.apiVersion,
+        kind: kind.kind,
+        metadata: {
+          ...clone(meta),
+          name,
+          namespace,
+          uid: old.metadata.uid,
+          creationTimestamp: old.metadata.creationTimestamp,
+          resourceVersion: old.metadata.resourceVersion,
+        },
+      } as AnyStored;
+      if (kind.status) {
+        if (old.status === undefined) delete next.status;
+        else next.status = clone(old.status);
+      }
+      // Job selectors are generated on create only; an update must carry the stored one.
+      if (resource !== 'jobs') this.defaults(resource, next);
+      this.checkImmutable(resource, kind, old, next);
+      if (kind.generation) {
+        const generation = old.metadata.generation ?? 1;
+        next.metadata.generation = same(old.spec, next.spec) ? generation : generation + 1;
+      }
+      // A write that changes nothing keeps its resourceVersion, as on the API server.
+      if (!same(old, next)) next.metadata.resourceVersion = this.nextRv();
+      this.bucket(resource).set(key(namespace, name), next);
+      return clone(next) as Stored<T>;
+    });
+  }
+
+  private checkImmutable(resource: FakeResource, kind: Kind, old: AnyStored, next: AnyStored): void {
+    const causes: string[] = [];
+    if (
+      resource === 'deployments' &&
+      !same((old as Deployment).spec?.selector, (next as Deployment).spec?.selector)
+    ) {
+      causes.push('spec.selector: Invalid value: field is immutable');
+    }
+    if (resource === 'jobs' && !same((old as Job).spec?.template, (next as Job).spec?.template)) {
+      causes.push('spec.template: Invalid value: field is immutable');
+    }
+    if (resource === 'secrets' && (old as Secret).immutable === true && !same(old.data, next.data)) {
+      causes.push('data: Forbidden: field is immutable when `immutable` is set');
+    }
+    if (causes.length > 0) throw invalid(kind, next.metadata.name, causes);
+  }
+
+  private remove(resource: FakeResource, namespace: string, name: string): Promise<DeleteResult> {
+    return this.run({ verb: 'delete', resource, namespace, name }, (): DeleteResult => {
+      const o = this.bucket(resource).get(key(namespace, name));
+      if (!o) return 'absent';
+      this.bucket(resource).delete(key(namespace, name));
+      this.rv += 1;
+      this.cascade(o.metadata.uid);
+      return 'deleted';
+    });
+  }
+
+  /** Background propagation: whatever the deleted object owned goes too, transitively. */
+  private cascade(ownerUid: string): void {
+    for (const resource of Object.keys(KINDS) as FakeResource[]) {
+      for (const [k, o] of this.bucket(resource)) {
+        if (o.metadata.ownerReferences?.some((r) => r.uid === ownerUid)) {
+          this.bucket(resource).delete(k);
+          this.rv += 1;
+          this.cascade(o.metadata.uid);
+        }
+      }
+    }
+  }
+
+  private async list<T extends KubeObject>(
+    resource: FakeResource,
+    namespace: string | undefined,
+    q: {
+      labelSelector?: string | undefined;
+      fieldSelector?: string | undefined;
+      pageSize?: number | undefined;
+    },
+  ): Promise<ListResult<Stored<T>>> {
+    const pageSize = q.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1) {
+      throw new KubeApiError({
+        status: undefined,
+        reason: 'ClientError',
+        message: `pageSize must be an integer ≥ 1, not ${pageSize}`,
+        transient: false,
+      });
+    }
+    // The whole list is one snapshot, as the API server's continue tokens give; one call per page.
+    const snapshot = await this.run({ verb: 'list', resource, namespace }, () => {
+      const labels = parseLabelSelector(q.labelSelector ?? '');
+      const fields = parseFieldSelector(
+        q.fieldSelector ?? '',
+        resource === 'events'
+          ? EVENT_FIELDS
+          : {
+              'metadata.name': 'metadata.name',
+              'metadata.namespace': 'metadata.namespace',
+            },
+      );
+      const items = this.sorted(resource, namespace)
+        .filter((o) => matchesLabels(labels, o.metadata.labels) && matchesFields(fields, o))
+        .map((o) => clone(o) as Stored<T>);
+      return { items, resourceVersion: this.resourceVersion };
+    });
+    for (let served = pageSize; served < snapshot.items.length; served += pageSize) {
+      await this.run({ verb: 'list', resource, namespace }, () => undefined);
+    }
+    return snapshot;
+  }
+}
+
+function key(namespace: string | undefined, name: string): string {
+  return `${namespace ?? ''}/${name}`;
+}

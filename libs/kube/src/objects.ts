@@ -1,0 +1,128 @@
+/**
+ * Kubernetes objects as wire JSON (what the API server sends and takes). The kinds an LRP becomes are the
+ * translation's own types, so objects pass between the port and the translation unchanged; Job,
+ * Namespace and the port's `KubeObject`/`Stored` are declared here.
+ */
+import type { ConditionStatus, LabelSelector, ObjectMeta, PodTemplateSpec, Time } from '@opi/translation';
+
+export type {
+  Time,
+  MicroTime,
+  Quantity,
+  IntOrString,
+  OwnerReference,
+  ObjectMeta,
+  ListMeta,
+  KubeList,
+  LabelSelectorRequirement,
+  LabelSelector,
+  ObjectFieldSelector,
+  EnvVarSource,
+  EnvVar,
+  ContainerPort,
+  ResourceRequirements,
+  HTTPHeader,
+  Probe,
+  SecurityContext,
+  VolumeMount,
+  Container,
+  Volume,
+  PodAffinityTerm,
+  WeightedPodAffinityTerm,
+  PodAffinity,
+  PodAntiAffinity,
+  Affinity,
+  Toleration,
+  PodSpec,
+  TemplateMeta,
+  PodTemplateSpec,
+  ConditionStatus,
+  PodCondition,
+  ContainerStateWaiting,
+  ContainerStateRunning,
+  ContainerStateTerminated,
+  ContainerState,
+  ContainerStatus,
+  PodPhase,
+  PodStatus,
+  Pod,
+  DeploymentStrategy,
+  DeploymentSpec,
+  DeploymentCondition,
+  DeploymentStatus,
+  Deployment,
+  Secret,
+  PodDisruptionBudgetSpec,
+  PodDisruptionBudgetStatus,
+  PodDisruptionBudget,
+  ObjectReference,
+  CoreEvent,
+} from '@opi/translation';
+
+// --- Jobs, Namespaces (not in the translation's types) ---------------------------------------------------
+
+export interface JobCondition {
+  type: string;
+  status: ConditionStatus;
+  reason?: string;
+  message?: string;
+  lastProbeTime?: Time | null;
+  lastTransitionTime?: Time | null;
+}
+
+export interface JobSpec {
+  template: PodTemplateSpec;
+  parallelism?: number;
+  completions?: number;
+  backoffLimit?: number;
+  activeDeadlineSeconds?: number;
+  ttlSecondsAfterFinished?: number;
+  selector?: LabelSelector;
+  manualSelector?: boolean;
+  suspend?: boolean;
+}
+
+export interface JobStatus {
+  active?: number;
+  succeeded?: number;
+  failed?: number;
+  ready?: number;
+  startTime?: Time | null;
+  completionTime?: Time | null;
+  conditions?: JobCondition[];
+}
+
+export interface Job {
+  apiVersion?: 'batch/v1';
+  kind?: 'Job';
+  metadata: ObjectMeta;
+  spec?: JobSpec;
+  status?: JobStatus;
+}
+
+export interface Namespace {
+  apiVersion?: 'v1';
+  kind?: 'Namespace';
+  metadata: ObjectMeta;
+  status?: { phase?: 'Active' | 'Terminating' };
+}
+
+// --- What the port relies on ------------------------------------------------------------------------------
+
+/** What every object has; the adapter and the fake rely on nothing else. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+/** Metadata the API server always fills on an object it returns. */
+export interface StoredMeta extends ObjectMeta {
+  name: string;
+  uid: string;
+  resourceVersion: string;
+  creationTimestamp: Time;
+}
+
+/** An object as read back from the cluster: identity and resourceVersion are known. */
+export type Stored<T extends KubeObject> = T & { metadata: StoredMeta };

@@ -1,0 +1,94 @@
+/**
+ * The one way the workers reach Kubernetes. Implemented over client-node by `ClientNodeKubernetes` and
+ * in memory by `FakeKubernetes`; both keep the semantics below, so worker tests on the fake hold on a
+ * cluster.
+ *
+ * Semantics shared by every method:
+ * - `get*` resolves `undefined` when the object (or its namespace) does not exist.
+ * - `delete*` resolves `'absent'` on 404: a delete that finds nothing has still reached its goal.
+ * - `create*` rejects with `AlreadyExistsError` (409 AlreadyExists, permanent) when the name is taken.
+ * - `replace*` is the update path: it sends the object's `metadata.resourceVersion` and rejects with
+ *   `ConflictError` (409 Conflict, transient: re-read and retry) when the object changed since that
+ *   version. Without a resourceVersion the API server replaces unconditionally. The name comes from
+ *   `metadata.name`. Changes to `status` are ignored, as the status subresource owns it.
+ * - `list*` follow `continue` tokens page by page (`pageSize` objects each, default 500) and resolve the
+ *   whole collection with the list's resourceVersion (for a watch to start from).
+ * - Everything else rejects with a `KubeApiError` whose `transient` says whether a retry can help.
+ */
+import type {
+  CoreEvent,
+  Deployment,
+  Job,
+  Namespace,
+  Pod,
+  PodDisruptionBudget,
+  Secret,
+  Stored,
+} from './objects.js';
+
+export type DeleteResult = 'deleted' | 'absent';
+
+export interface ListResult<T> {
+  items: T[];
+  /** The collection's resourceVersion when the first page was read. */
+  resourceVersion: string;
+}
+
+/** Objects per page when the caller gives no pageSize; kubectl's chunk size. */
+export const DEFAULT_PAGE_SIZE = 500;
+
+export interface KubernetesPort {
+  // apps/v1 Deployments: one per LRP.
+  getDeployment(namespace: string, name: string): Promise<Stored<Deployment> | undefined>;
+  createDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>>;
+  replaceDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>>;
+  deleteDeployment(namespace: string, name: string): Promise<DeleteResult>;
+  /** `namespace` undefined lists across all namespaces; `labelSelector` in query syntax (`a=b,c in (d)`). */
+  listDeployments(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<Deployment>>>;
+
+  // v1 Secrets: image pull credentials and app environment.
+  getSecret(namespace: string, name: string): Promise<Stored<Secret> | undefined>;
+  createSecret(namespace: string, secret: Secret): Promise<Stored<Secret>>;
+  replaceSecret(namespace: string, secret: Secret): Promise<Stored<Secret>>;
+  deleteSecret(namespace: string, name: string): Promise<DeleteResult>;
+
+  // policy/v1 PodDisruptionBudgets: one per LRP with more than one instance.
+  getPodDisruptionBudget(namespace: string, name: string): Promise<Stored<PodDisruptionBudget> | undefined>;
+  createPodDisruptionBudget(
+    namespace: string,
+    pdb: PodDisruptionBudget,
+  ): Promise<Stored<PodDisruptionBudget>>;
+  replacePodDisruptionBudget(
+    namespace: string,
+    pdb: PodDisruptionBudget,
+  ): Promise<Stored<PodDisruptionBudget>>;
+  deletePodDisruptionBudget(namespace: string, name: string): Promise<DeleteResult>;
+
+  // batch/v1 Jobs: tasks and staging.
+  getJob(namespace: string, name: string): Promise<Stored<Job> | undefined>;
+  createJob(namespace: string, job: Job): Promise<Stored<Job>>;
+  replaceJob(namespace: string, job: Job): Promise<Stored<Job>>;
+  /** Deletes the Job and, in the background, its pods (batch/v1 would orphan them by default). */
+  deleteJob(namespace: string, name: string): Promise<DeleteResult>;
+
+  // v1 Pods: instance state, and stopping one instance.
+  listPods(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<Pod>>>;
+  deletePod(namespace: string, name: string): Promise<DeleteResult>;
+
+  /** v1 Events, e.g. `involvedObject.name=web-0,involvedObject.kind=Pod` (field selector syntax). */
+  listEvents(
+    namespace: string | undefined,
+    fieldSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<CoreEvent>>>;
+
+  getNamespace(name: string): Promise<Stored<Namespace> | undefined>;
+}

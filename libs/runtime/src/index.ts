@@ -1,0 +1,3 @@
+export * from './settings.js';
+export * from './shutdown.js';
+export * from './redis.js';

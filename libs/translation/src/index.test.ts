@@ -1,0 +1,28 @@
+import { describe, expect, it } from '@jest/globals';
+import * as translation from '@opi/translation';
+
+describe('@opi/translation', () => {
+  it('exports the translation API (and no test fixtures)', () => {
+    const names = Object.keys(translation);
+    for (const name of [
+      'workloadName',
+      'registrySecretName',
+      'labelsFor',
+      'selectorFor',
+      'APP_SELECTOR',
+      'annotationsFor',
+      'lrpToDeployment',
+      'registrySecret',
+      'registryServerOf',
+      'pdbFor',
+      'ownedBy',
+      'lrpFromDeployment',
+      'podToInstance',
+      'assignIndexes',
+      'crashInfo',
+    ]) {
+      expect(names).toContain(name);
+    }
+    expect(names).not.toContain('sampleLrp');
+  });
+});

@@ -1,0 +1,14 @@
+export type * from './k8s-objects.js';
+export * from './names.js';
+export * from './labels.js';
+export * from './registry.js';
+export * from './env.js';
+export * from './probes.js';
+export * from './deployment.js';
+export * from './secret.js';
+export * from './pdb.js';
+export * from './owner.js';
+export * from './rebuild.js';
+export * from './time.js';
+export * from './instances.js';
+export * from './indexes.js';

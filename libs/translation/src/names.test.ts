@@ -1,0 +1,54 @@
+import { describe, expect, it } from '@jest/globals';
+import { sampleLrp } from './lrp.fixture.js';
+import { namePrefix, registrySecretName, workloadName } from './names.js';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+describe('namePrefix', () => {
+  it.each<[string, string, string]>([
+    ['my-app', 'dev', 'my-app-dev'],
+    ['My App', 'Dev Space', 'my-app-dev-space'],
+    ['app_1.2', 'space', 'app-1-2-space'],
+    ['--app--', '--space--', 'app-space'],
+    ['ÄÖÜ app', 'dev', 'app-dev'],
+    ['', '', 'app'],
+    ['!!!', '???', 'app'],
+    ['a'.repeat(50), 'dev', 'a'.repeat(40)],
+    // Cut at 40 lands on a '-': it is trimmed, not kept as the last character.
+    [`${'a'.repeat(39)} x`, 'dev', 'a'.repeat(39)],
+    ['日本語', 'ünïcode', 'n-code'],
+  ])('%j + %j → %j', (app, space, expected) => {
+    expect(namePrefix(app, space)).toBe(expected);
+  });
+});
+
+describe('workloadName', () => {
+  it('is the prefix plus the first 10 hex characters of sha256(process_guid)', () => {
+    // sha256("abc") = ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
+    expect(workloadName({ appName: 'app', spaceName: 'dev', processGuid: 'abc' })).toBe('app-dev-ba7816bf8f');
+  });
+
+  it('is deterministic and differs between versions of the same process', () => {
+    const a = sampleLrp();
+    expect(workloadName(a)).toBe(workloadName(sampleLrp()));
+    expect(workloadName(a)).not.toBe(workloadName(sampleLrp({ processGuid: `${a.guid}-other` })));
+  });
+
+  it.each([
+    ['', ''],
+    ['x'.repeat(255), 'y'.repeat(255)],
+    ['Ünïcødé ☃', 'SPACE'],
+  ])('is a DNS-1123 label of at most 51 characters for %j/%j', (appName, spaceName) => {
+    const name = workloadName({ appName, spaceName, processGuid: sampleLrp().processGuid });
+    expect(name).toMatch(DNS_LABEL);
+    expect(name.length).toBeLessThanOrEqual(51);
+  });
+});
+
+describe('registrySecretName', () => {
+  it('is the workload name with -registry', () => {
+    const lrp = sampleLrp();
+    expect(registrySecretName(lrp)).toBe(`${workloadName(lrp)}-registry`);
+    expect(registrySecretName(lrp)).toMatch(DNS_LABEL);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * The desired state read back from the cluster: the `cloudfoundry.org/desired_lrp` annotation, checked
+ * field by field (anyone with edit rights can change it), with the values that updates change in place
+ * taken from where updates put them.
+ */
+import type { DesiredLrp, HealthCheckType, VolumeMount } from '@opi/domain';
+import type { Deployment, Secret } from './k8s-objects.js';
+import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED } from './labels.js';
+import { credentialsFromDockerConfig } from './registry.js';
+import { DOCKER_CONFIG_JSON_KEY } from './secret.js';
+
+type Fields = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+function stringMap(value: unknown): Record<string, string> | undefined {
+  if (!isRecord(value)) return undefined;
+  const entries = Object.entries(value);
+  return entries.every(([, v]) => isString(v))
+    ? Object.fromEntries(entries as [string, string][])
+    : undefined;
+}
+
+function healthCheckOf(value: unknown): DesiredLrp['healthCheck'] | undefined {
+  if (!isRecord(value)) return undefined;
+  const { type, httpEndpoint, timeoutMs } = value;
+  const types: readonly unknown[] = ['port', 'http', 'process', 'none'] satisfies HealthCheckType[];
+  if (!types.includes(type) || !isString(httpEndpoint) || !isCount(timeoutMs)) return undefined;
+  return { type: type as HealthCheckType, httpEndpoint, timeoutMs };
+}
+
+function volumeMountsOf(value: unknown): VolumeMount[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const mounts: VolumeMount[] = [];
+  for (const m of value) {
+    if (!isRecord(m) || !isString(m['claimName']) || !isString(m['mountPath'])) return undefined;
+    mounts.push({ claimName: m['claimName'], mountPath: m['mountPath'] });
+  }
+  return mounts;
+}
+
+const STRING_FIELDS = [
+  'processGuid',
+  'guid',
+  'version',
+  'processType',
+  'appGuid',
+  'appName',
+  'spaceGuid',
+  'spaceName',
+  'orgGuid',
+  'orgName',
+  'namespace',
+  'annotation',
+  'image',
+] as const;
+const COUNT_FIELDS = ['instances', 'startTimeoutMs', 'memoryMb', 'diskMb', 'cpuWeight'] as const;
+
+/** A DesiredLrp from its stored JSON (without registry), or undefined if any field is missing or wrong. */
+export function parseDesiredLrp(json: string): Omit<DesiredLrp, 'registry'> | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(raw)) return undefined;
+  if (!STRING_FIELDS.every((f) => isString(raw[f])) || !COUNT_FIELDS.every((f) => isCount(raw[f]))) {
+    return undefined;
+  }
+  const { ports, command } = raw;
+  if (!Array.isArray(ports) || !ports.every(isCount)) return undefined;
+  if (!Array.isArray(command) || !command.every(isString)) return undefined;
+  const environment = stringMap(raw['environment']);
+  const userAnnotations = stringMap(raw['userAnnotations']);
+  const healthCheck = healthCheckOf(raw['healthCheck']);
+  const volumeMounts = volumeMountsOf(raw['volumeMounts']);
+  if (!environment || !userAnnotations || !healthCheck || !volumeMounts) return undefined;
+  const s = (f: (typeof STRING_FIELDS)[number]) => raw[f] as string;
+  const n = (f: (typeof COUNT_FIELDS)[number]) => raw[f] as number;
+  // Built field by field: unknown fields (from a newer or tampered writer) do not leak into the result.
+  return {
+    processGuid: s('processGuid'),
+    guid: s('guid'),
+    version: s('version'),
+    processType: s('processType'),
+    appGuid: s('appGuid'),
+    appName: s('appName'),
+    spaceGuid: s('spaceGuid'),
+    spaceName: s('spaceName'),
+    orgGuid: s('orgGuid'),
+    orgName: s('orgName'),
+    namespace: s('namespace'),
+    ports,
+    environment,
+    instances: n('instances'),
+    annotation: s('annotation'),
+    healthCheck,
+    startTimeoutMs: n('startTimeoutMs'),
+    memoryMb: n('memoryMb'),
+    diskMb: n('diskMb'),
+    cpuWeight: n('cpuWeight'),
+    volumeMounts,
+    image: s('image'),
+    command,
+    userAnnotations,
+  };
+}
+
+/**
+ * The DesiredLrp a Deployment made by lrpToDeployment runs, or undefined when it carries no valid
+ * desired state. Instances come from `spec.replicas` and the annotation from
+ * `cloudfoundry.org/last_updated`, because a CC update patches those two in place; registry credentials
+ * come from the image pull Secret when it is given, since they are never stored on the Deployment.
+ */
+export function lrpFromDeployment(deployment: Deployment, secret?: Secret): DesiredLrp | undefined {
+  const annotations = deployment.metadata.annotations ?? {};
+  const json = annotations[ANNOTATION_DESIRED_LRP];
+  const stored = json === undefined ? undefined : parseDesiredLrp(json);
+  if (!stored) return undefined;
+  const replicas = deployment.spec?.replicas;
+  const lastUpdated = annotations[ANNOTATION_LAST_UPDATED];
+  const dockerConfig = secret?.data?.[DOCKER_CONFIG_JSON_KEY];
+  const registry =
+    dockerConfig === undefined
+      ? undefined
+      : credentialsFromDockerConfig(Buffer.from(dockerConfig, 'base64').toString('utf8'));
+  return {
+    ...stored,
+    instances: isCount(replicas) ? replicas : stored.instances,
+    annotation: lastUpdated ?? stored.annotation,
+    ...(registry ? { registry } : {}),
+  };
+}

@@ -1,0 +1,26 @@
+/** The image pull Secret of an LRP whose image is in a private registry. */
+import type { DesiredLrp } from '@opi/domain';
+import type { Secret } from './k8s-objects.js';
+import { labelsFor } from './labels.js';
+import { registrySecretName } from './names.js';
+import { dockerConfigJson } from './registry.js';
+
+export const DOCKER_CONFIG_JSON_TYPE = 'kubernetes.io/dockerconfigjson';
+export const DOCKER_CONFIG_JSON_KEY = '.dockerconfigjson';
+
+/**
+ * A `kubernetes.io/dockerconfigjson` Secret for `lrp.registry`, or undefined without credentials. It
+ * carries the LRP's labels so it is found and cleaned up with the workload (see ownedBy).
+ */
+export function registrySecret(lrp: DesiredLrp): Secret | undefined {
+  if (!lrp.registry) return undefined;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: registrySecretName(lrp), namespace: lrp.namespace, labels: labelsFor(lrp) },
+    type: DOCKER_CONFIG_JSON_TYPE,
+    data: {
+      [DOCKER_CONFIG_JSON_KEY]: Buffer.from(dockerConfigJson(lrp.registry), 'utf8').toString('base64'),
+    },
+  };
+}

@@ -1,0 +1,20 @@
+/** Kubernetes timestamps (RFC 3339 strings) as Unix times, without losing sub-millisecond digits. */
+
+const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** Unix nanoseconds of an RFC 3339 time, or undefined when it is not one. */
+export function unixNanos(time: string | null | undefined): bigint | undefined {
+  const m = time ? RFC3339.exec(time) : null;
+  if (!m) return undefined;
+  const [, base, fraction = '', zone] = m;
+  // Date.parse keeps only milliseconds, so it gets the whole seconds and the fraction is added exactly.
+  const ms = Date.parse(`${base}${zone}`);
+  if (Number.isNaN(ms)) return undefined;
+  return BigInt(ms / 1000) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0'));
+}
+
+/** Unix seconds of an RFC 3339 time (fraction dropped), or undefined when it is not one. */
+export function unixSeconds(time: string | null | undefined): number | undefined {
+  const ns = unixNanos(time);
+  return ns === undefined ? undefined : Number(ns / 1_000_000_000n);
+}

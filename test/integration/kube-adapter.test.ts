@@ -1,0 +1,353 @@
+/**
+ * The client-node adapter against the simulated cluster over real HTTP: every port method, the
+ * 404/409 conventions, paging, Job deletion with its pods, and how failures are classified.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  AlreadyExistsError,
+  ClientNodeKubernetes,
+  ConflictError,
+  type Deployment,
+  type Job,
+  KubeApiError,
+  type KubeCallReport,
+  type PodDisruptionBudget,
+  loadKubeConfig,
+} from '@opi/kube';
+import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
+
+const NS = 'kube-adapter';
+const OTHER_NS = 'kube-adapter-other';
+
+let sim: Simulator;
+let dir: string;
+let kube: ClientNodeKubernetes;
+let calls: KubeCallReport[];
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 7, behaviour: FAST_BEHAVIOUR, namespaces: [NS, OTHER_NS] });
+  dir = await mkdtemp(join(tmpdir(), 'kube-adapter-'));
+  const file = join(dir, 'kubeconfig');
+  await sim.writeKubeconfig(file);
+  calls = [];
+  kube = new ClientNodeKubernetes(loadKubeConfig({ kubeconfigFile: file }), {
+    requestTimeoutMs: 1000,
+    onCall: (c) => calls.push(c),
+  });
+});
+
+afterAll(async () => {
+  await sim.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+afterEach(() => {
+  sim.faults.reset();
+});
+
+function deployment(name: string, labels: Record<string, string> = {}, replicas = 1): Deployment {
+  return {
+    metadata: { name, labels: { app: name, ...labels } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          containers: [
+            {
+              name: 'app',
+              image: 'registry.example/app:1',
+              resources: { requests: { memory: '64Mi', cpu: '10m' } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+function job(name: string): Job {
+  return {
+    metadata: { name },
+    spec: {
+      backoffLimit: 0,
+      template: {
+        metadata: { labels: { task: name } },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            {
+              name: 'task',
+              image: 'registry.example/task:1',
+              // Long-running, so its pods are still there when the Job is deleted.
+              env: [{ name: 'KUBESIM_RUN_MS', value: '60000' }],
+              resources: { requests: { memory: '64Mi', cpu: '10m' } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+async function rejection(p: Promise<unknown>): Promise<KubeApiError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof KubeApiError) return e;
+    throw e;
+  }
+  throw new Error('expected the call to fail');
+}
+
+async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  ms = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('ClientNodeKubernetes: Deployments', () => {
+  it('creates, reads, replaces, conflicts on a stale resourceVersion, and deletes twice', async () => {
+    expect(await kube.getDeployment(NS, 'web')).toBeUndefined();
+    const created = await kube.createDeployment(NS, deployment('web'));
+    expect(created.metadata).toMatchObject({ name: 'web', namespace: NS });
+    expect(created.metadata.uid).toBeTruthy();
+    // Wire JSON, not client-node's models: timestamps stay strings.
+    expect(typeof created.metadata.creationTimestamp).toBe('string');
+
+    const read = await kube.getDeployment(NS, 'web');
+    expect(read?.metadata.uid).toBe(created.metadata.uid);
+
+    const replaced = await kube.replaceDeployment(NS, {
+      ...deployment('web', {}, 2),
+      metadata: { ...deployment('web').metadata, resourceVersion: read!.metadata.resourceVersion },
+    });
+    expect(replaced.spec?.replicas).toBe(2);
+    expect(Number(replaced.metadata.resourceVersion)).toBeGreaterThan(Number(read!.metadata.resourceVersion));
+
+    const stale = await rejection(
+      kube.replaceDeployment(NS, {
+        ...deployment('web', {}, 3),
+        metadata: { ...deployment('web').metadata, resourceVersion: read!.metadata.resourceVersion },
+      }),
+    );
+    expect(stale).toBeInstanceOf(ConflictError);
+    expect(stale).toMatchObject({ status: 409, reason: 'Conflict', transient: true });
+    expect(stale.message).toContain('the object has been modified');
+
+    const again = await rejection(kube.createDeployment(NS, deployment('web')));
+    expect(again).toBeInstanceOf(AlreadyExistsError);
+    expect(again).toMatchObject({ status: 409, transient: false });
+
+    expect(await kube.deleteDeployment(NS, 'web')).toBe('deleted');
+    expect(await kube.deleteDeployment(NS, 'web')).toBe('absent');
+    expect(await kube.getDeployment(NS, 'web')).toBeUndefined();
+  });
+
+  it('lists page by page, in a namespace and across all, by label', async () => {
+    for (let i = 0; i < 5; i++) await kube.createDeployment(NS, deployment(`paged-${i}`, { batch: 'p' }));
+    await kube.createDeployment(OTHER_NS, deployment('paged-other', { batch: 'p' }));
+    await kube.createDeployment(NS, deployment('unpaged', { batch: 'q' }));
+
+    calls.length = 0;
+    const list = await kube.listDeployments(NS, 'batch=p', 2);
+    expect(list.items.map((d) => d.metadata.name).sort()).toEqual([
+      'paged-0',
+      'paged-1',
+      'paged-2',
+      'paged-3',
+      'paged-4',
+    ]);
+    expect(list.resourceVersion).toMatch(/^\d+$/);
+    // 5 objects, 2 per page: three requests.
+    expect(calls.filter((c) => c.verb === 'list' && c.resource === 'deployments')).toHaveLength(3);
+    expect(calls.every((c) => c.status === 200)).toBe(true);
+
+    const all = await kube.listDeployments(undefined, 'batch=p', 2);
+    expect(all.items).toHaveLength(6);
+    expect(all.items.filter((d) => d.metadata.namespace === OTHER_NS)).toHaveLength(1);
+  });
+});
+
+describe('ClientNodeKubernetes: Secrets and PodDisruptionBudgets', () => {
+  it('round-trips a Secret', async () => {
+    const s = await kube.createSecret(NS, {
+      metadata: { name: 'creds' },
+      stringData: { password: 'hunter2' },
+    });
+    expect(s.data?.['password']).toBe(Buffer.from('hunter2').toString('base64'));
+    expect((await kube.getSecret(NS, 'creds'))?.metadata.uid).toBe(s.metadata.uid);
+    const r = await kube.replaceSecret(NS, { ...s, data: { password: Buffer.from('x').toString('base64') } });
+    expect(r.data?.['password']).toBe('eA==');
+    expect(await rejection(kube.createSecret(NS, { metadata: { name: 'creds' } }))).toBeInstanceOf(
+      AlreadyExistsError,
+    );
+    expect(await kube.deleteSecret(NS, 'creds')).toBe('deleted');
+    expect(await kube.deleteSecret(NS, 'creds')).toBe('absent');
+    expect(await kube.getSecret(NS, 'creds')).toBeUndefined();
+  });
+
+  it('round-trips a policy/v1 PodDisruptionBudget', async () => {
+    const body: PodDisruptionBudget = {
+      metadata: { name: 'web-pdb' },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'web' } } },
+    };
+    const p = await kube.createPodDisruptionBudget(NS, body);
+    expect(p.spec?.minAvailable).toBe(1);
+    const read = (await kube.getPodDisruptionBudget(NS, 'web-pdb'))!;
+    const r = await kube.replacePodDisruptionBudget(NS, {
+      ...read,
+      spec: { maxUnavailable: '50%', selector: { matchLabels: { app: 'web' } } },
+    });
+    expect(r.spec?.maxUnavailable).toBe('50%');
+    expect(await rejection(kube.replacePodDisruptionBudget(NS, read))).toBeInstanceOf(ConflictError);
+    expect(await kube.deletePodDisruptionBudget(NS, 'web-pdb')).toBe('deleted');
+    expect(await kube.deletePodDisruptionBudget(NS, 'web-pdb')).toBe('absent');
+  });
+});
+
+describe('ClientNodeKubernetes: Jobs, Pods, Events, Namespaces', () => {
+  it('deletes a Job together with its pods, and a pod on its own', async () => {
+    const j = await kube.createJob(NS, job('task-1'));
+    expect(j.spec?.selector).toBeDefined();
+    expect((await kube.getJob(NS, 'task-1'))?.metadata.uid).toBe(j.metadata.uid);
+    const pods = await eventually(async () => {
+      const l = await kube.listPods(NS, 'task=task-1');
+      return l.items.length > 0 && l.items;
+    }, 'the Job pod');
+    const pod = pods[0]!;
+
+    // Events of that pod, by field selector.
+    const events = await eventually(async () => {
+      const l = await kube.listEvents(NS, `involvedObject.name=${pod.metadata.name}`);
+      return l.items.length > 0 && l;
+    }, 'events of the pod');
+    expect(events.items.every((e) => e.involvedObject.name === pod.metadata.name)).toBe(true);
+    // Across namespaces, one event per page: every page followed.
+    calls.length = 0;
+    const across = await kube.listEvents(undefined, `involvedObject.name=${pod.metadata.name}`, 1);
+    expect(across.items.length).toBeGreaterThanOrEqual(events.items.length);
+    expect(across.items.every((e) => e.involvedObject.name === pod.metadata.name)).toBe(true);
+    expect(calls.filter((c) => c.resource === 'events').length).toBeGreaterThanOrEqual(across.items.length);
+
+    expect(await kube.deleteJob(NS, 'task-1')).toBe('deleted');
+    expect(await kube.deleteJob(NS, 'task-1')).toBe('absent');
+    // Background propagation: without it a batch/v1 Job's pods would be orphaned and stay.
+    await eventually(
+      async () => (await kube.listPods(NS, 'task=task-1')).items.length === 0,
+      'the pods to go',
+    );
+
+    await kube.createJob(NS, job('task-2'));
+    const p2 = await eventually(
+      async () => (await kube.listPods(undefined, 'task=task-2')).items[0],
+      'pod 2',
+    );
+    expect(await kube.deletePod(NS, p2.metadata.name)).toBe('deleted');
+    await eventually(
+      async () => (await kube.deletePod(NS, p2.metadata.name)) === 'absent',
+      'the pod to be gone after its grace period',
+    );
+    await kube.deleteJob(NS, 'task-2');
+  });
+
+  it('reads namespaces', async () => {
+    expect((await kube.getNamespace(NS))?.metadata.name).toBe(NS);
+    expect(await kube.getNamespace('no-such-namespace')).toBeUndefined();
+  });
+});
+
+describe('ClientNodeKubernetes: failures', () => {
+  it('classifies injected 503s as transient, with Retry-After', async () => {
+    sim.faults.set({ errorRate: 1, errorCodes: [503], retryAfterSeconds: 4 });
+    calls.length = 0;
+    const e = await rejection(kube.getDeployment(NS, 'anything'));
+    expect(e).toMatchObject({
+      status: 503,
+      reason: 'ServiceUnavailable',
+      transient: true,
+      retryAfterSeconds: 4,
+    });
+    expect(e.operation).toBe(`get deployments ${NS}/anything`);
+    expect(calls).toEqual([expect.objectContaining({ verb: 'get', resource: 'deployments', status: 503 })]);
+    // get/delete treat only 404 as absent; a 503 is not "gone".
+    expect(await rejection(kube.deleteSecret(NS, 'x'))).toMatchObject({ status: 503, transient: true });
+  });
+
+  it('classifies 429 as transient', async () => {
+    sim.faults.set({ errorRate: 1, errorCodes: [429], retryAfterSeconds: 2 });
+    expect(await rejection(kube.listPods(NS))).toMatchObject({
+      status: 429,
+      transient: true,
+      retryAfterSeconds: 2,
+    });
+  });
+
+  it('classifies an invalid object as a permanent 422 with the Status message', async () => {
+    const e = await rejection(kube.createDeployment(NS, deployment('Bad_Name')));
+    expect(e).toMatchObject({ status: 422, reason: 'Invalid', transient: false });
+    expect(e.message).toContain('Bad_Name');
+    expect(e).not.toBeInstanceOf(AlreadyExistsError);
+  });
+
+  it('classifies a replace of a missing object as a permanent 404', async () => {
+    expect(await rejection(kube.replaceSecret(NS, { metadata: { name: 'never-created' } }))).toMatchObject({
+      status: 404,
+      reason: 'NotFound',
+      transient: false,
+    });
+  });
+
+  it('classifies a dropped connection as transient', async () => {
+    sim.faults.set({ dropRate: 1 });
+    calls.length = 0;
+    const e = await rejection(kube.getSecret(NS, 'x'));
+    expect(e).toMatchObject({ status: undefined, transient: true });
+    expect(e.reason).toMatch(/ConnectionReset|NetworkError/);
+    expect(calls).toEqual([expect.objectContaining({ verb: 'get', resource: 'secrets', status: 'error' })]);
+  });
+
+  it('times out a request slower than requestTimeoutMs, as transient', async () => {
+    sim.faults.set({ latencyMs: 2500 });
+    const started = Date.now();
+    const e = await rejection(kube.listDeployments(NS));
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(e).toMatchObject({ status: undefined, reason: 'Timeout', transient: true });
+    expect(e.message).toBe('no answer within 1000 ms');
+    sim.faults.reset();
+    await kube.listDeployments(NS);
+  });
+
+  it('classifies a refused connection as transient', async () => {
+    const yaml = sim.kubeconfig().replace(/127\.0\.0\.1:\d+/, '127.0.0.1:1');
+    const dead = new ClientNodeKubernetes(loadKubeConfig({ kubeconfigYaml: yaml }));
+    expect(await rejection(dead.getNamespace(NS))).toMatchObject({
+      status: undefined,
+      reason: 'ConnectionRefused',
+      transient: true,
+    });
+  });
+
+  it('keeps at most maxConcurrentRequests in flight', async () => {
+    // Every answer takes 200 ms; 12 calls through 3 slots need 4 rounds, so at least 800 ms.
+    sim.faults.set({ latencyMs: 200 });
+    const limited = new ClientNodeKubernetes(loadKubeConfig({ kubeconfigYaml: sim.kubeconfig() }), {
+      maxConcurrentRequests: 3,
+    });
+    const started = Date.now();
+    const results = await Promise.all(Array.from({ length: 12 }, () => limited.getNamespace(NS)));
+    expect(results.every((n) => n?.metadata.name === NS)).toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(780);
+  });
+});

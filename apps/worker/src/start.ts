@@ -41,6 +41,7 @@ export async function startWorker(
       connection: redis,
       prefix: settings.queuePrefix,
       concurrency: settings.worker.concurrency,
+      lockMs: settings.worker.lockMs,
       syncLockTtlMs: Math.max(60_000, settings.syncIntervalMs * 4),
     },
   );

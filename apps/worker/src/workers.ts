@@ -17,6 +17,8 @@ export interface WorkerOptions {
   connection: Redis;
   prefix: string;
   concurrency: number;
+  /** Lock of an active job; a dead worker's jobs stall after it and are taken again. */
+  lockMs: number;
   /** How long one sync may hold the sync lock. */
   syncLockTtlMs: number;
 }
@@ -58,6 +60,8 @@ export function startWorkers(deps: HandlerDeps, opts: WorkerOptions): RunningWor
     prefix: opts.prefix,
     // A job may stall once on a worker restart (rollout) without being failed.
     maxStalledCount: 2,
+    lockDuration: opts.lockMs,
+    stalledInterval: opts.lockMs,
   };
   const lrp = new Worker(QUEUE_NAMES.lrp, (job) => dispatch(deps, opts, job), {
     ...common,

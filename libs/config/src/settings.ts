@@ -33,6 +33,8 @@ const schema = z.object({
   OPI_SYNC_INTERVAL_MS: int(500, 3_600_000).default(5000),
   OPI_WORKER_CONCURRENCY: int(1, 1000).default(16),
   OPI_JOB_ATTEMPTS: int(1, 100).default(10),
+  /** A job whose worker stops renewing its lock for this long is taken again by another worker. */
+  OPI_JOB_LOCK_MS: int(1000, 600_000).default(30_000),
   OPI_RUN_AS_NON_ROOT: bool.default(true),
   OPI_DROPLET_REGISTRY: z.string().min(1).max(253).default('registry.cf.internal'),
   OPI_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
@@ -50,7 +52,7 @@ export interface Settings {
   namespace: string;
   queuePrefix: string;
   syncIntervalMs: number;
-  worker: { concurrency: number; attempts: number };
+  worker: { concurrency: number; attempts: number; lockMs: number };
   runAsNonRoot: boolean;
   dropletRegistry: string;
   shutdownTimeoutMs: number;
@@ -77,7 +79,7 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
     namespace: e.OPI_NAMESPACE,
     queuePrefix: e.OPI_QUEUE_PREFIX,
     syncIntervalMs: e.OPI_SYNC_INTERVAL_MS,
-    worker: { concurrency: e.OPI_WORKER_CONCURRENCY, attempts: e.OPI_JOB_ATTEMPTS },
+    worker: { concurrency: e.OPI_WORKER_CONCURRENCY, attempts: e.OPI_JOB_ATTEMPTS, lockMs: e.OPI_JOB_LOCK_MS },
     runAsNonRoot: e.OPI_RUN_AS_NON_ROOT,
     dropletRegistry: e.OPI_DROPLET_REGISTRY,
     shutdownTimeoutMs: e.OPI_SHUTDOWN_TIMEOUT_MS,

@@ -1,4 +1,5 @@
 /** Wires and starts the API: one fail-fast Redis connection, the state store, the producer, the app. */
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { Settings } from '@opi/config';
 import type { Logger } from '@opi/logging';
@@ -18,6 +19,17 @@ export async function startApi(settings: Settings, logger: Logger): Promise<Runn
   redis.on('error', (err) => {
     logger.warn({ err: err.message }, 'redis connection error (api)');
   });
+  // The connection fails fast by design (no offline queue), so wait until it is ready before taking
+  // requests; if Redis is down at start, listen anyway and answer 503 until it comes back.
+  const ready = await Promise.race([
+    once(redis, 'ready').then(() => true),
+    new Promise<false>((resolve) => {
+      setTimeout(() => {
+        resolve(false);
+      }, 10_000).unref();
+    }),
+  ]);
+  if (!ready) logger.warn({ url: settings.redisUrl }, 'Redis is not ready; answering 503 until it is');
   const store = new StateStore(redis, settings.queuePrefix);
   const producer = new JobProducer({
     connection: redis,

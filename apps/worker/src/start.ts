@@ -46,6 +46,17 @@ export async function startWorker(
     },
   );
   await producer.scheduleSync(settings.syncIntervalMs);
+  // The schedule lives in Redis: re-install it now and then, so a Redis that lost its data (a restart
+  // without persistence, a flush) gets its sync back without a worker restart.
+  const reschedule = setInterval(
+    () => {
+      producer.scheduleSync(settings.syncIntervalMs).catch((err: unknown) => {
+        logger.warn({ err }, 'could not re-install the sync schedule');
+      });
+    },
+    Math.max(5000, settings.syncIntervalMs * 2),
+  );
+  reschedule.unref();
   logger.info(
     { concurrency: settings.worker.concurrency, syncIntervalMs: settings.syncIntervalMs },
     'workers started',
@@ -53,6 +64,7 @@ export async function startWorker(
   return {
     workers,
     close: async () => {
+      clearInterval(reschedule);
       await workers.close(settings.shutdownTimeoutMs);
       await producer.close();
       redis.disconnect();

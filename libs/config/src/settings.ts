@@ -79,7 +79,11 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
     namespace: e.OPI_NAMESPACE,
     queuePrefix: e.OPI_QUEUE_PREFIX,
     syncIntervalMs: e.OPI_SYNC_INTERVAL_MS,
-    worker: { concurrency: e.OPI_WORKER_CONCURRENCY, attempts: e.OPI_JOB_ATTEMPTS, lockMs: e.OPI_JOB_LOCK_MS },
+    worker: {
+      concurrency: e.OPI_WORKER_CONCURRENCY,
+      attempts: e.OPI_JOB_ATTEMPTS,
+      lockMs: e.OPI_JOB_LOCK_MS,
+    },
     runAsNonRoot: e.OPI_RUN_AS_NON_ROOT,
     dropletRegistry: e.OPI_DROPLET_REGISTRY,
     shutdownTimeoutMs: e.OPI_SHUTDOWN_TIMEOUT_MS,

@@ -145,7 +145,8 @@ export const updateLrpSchema = z.object({
   update: z.object({
     instances: nonNegativeInt.max(10_000),
     annotation: z.string().max(64),
-    image: z.string().max(1024).optional(),
+    // Trimmed like the desire's image, so a blank one means "leave as is" rather than a broken reference.
+    image: z.string().trim().max(1024).optional(),
     routes: z.unknown().optional(),
   }),
 });

@@ -6,19 +6,20 @@
 export function keys(prefix: string) {
   return {
     /** JSON LrpRecord per process guid. */
-    lrp: (processGuid: string) => `${prefix}:lrp:${processGuid}`,
+    // Under `state:` so no key can meet BullMQ's, which live at `<prefix>:<queue>:…` (e.g. `lrp:`).
+    lrp: (processGuid: string) => `${prefix}:state:lrp:${processGuid}`,
     /** Set of process guids that have a record. */
-    lrps: `${prefix}:lrps`,
+    lrps: `${prefix}:state:lrps`,
     /** Hash process guid → pre-serialised scheduling info (GET /apps). */
-    sched: `${prefix}:sched`,
+    sched: `${prefix}:state:sched`,
     /** Monotonic generation counter: orders the requests. */
-    generation: `${prefix}:generation`,
+    generation: `${prefix}:state:generation`,
     /** Hash process guid → cached instances (from the sync). */
-    instances: `${prefix}:instances`,
-    instancesNext: `${prefix}:instances:next`,
+    instances: `${prefix}:state:instances`,
+    instancesNext: `${prefix}:state:instances:next`,
     /** Hash of facts about the last sync. */
-    syncMeta: `${prefix}:sync`,
-    syncLock: `${prefix}:sync:lock`,
+    syncMeta: `${prefix}:state:sync`,
+    syncLock: `${prefix}:state:sync:lock`,
   };
 }
 

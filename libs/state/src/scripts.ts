@@ -29,3 +29,21 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 `;
+
+/**
+ * The sync's changes to the scheduling infos of LRPs it found stopped: an entry kept while the workload
+ * exists, or removed once it is gone. An LRP desired again since the sync read the records is skipped:
+ * its entry is the new desire's and must stay.
+ * KEYS: sched hash, then one record per change. ARGV: per change, process guid and entry ('' = remove).
+ */
+export const SHOW_EXISTING = `
+for i = 2, #KEYS do
+  local raw = redis.call('GET', KEYS[i])
+  if not (raw and cjson.decode(raw)['state'] == 'desired') then
+    local pg = ARGV[2 * i - 3]
+    local entry = ARGV[2 * i - 2]
+    if entry == '' then redis.call('HDEL', KEYS[1], pg) else redis.call('HSET', KEYS[1], pg, entry) end
+  end
+end
+return 1
+`;

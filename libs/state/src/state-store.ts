@@ -13,7 +13,7 @@ import type { Redis } from 'ioredis';
 import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
 import { type Keys, keys } from './keys.js';
-import { CAS_RECORD, EXPIRE_IF_UNCHANGED } from './scripts.js';
+import { CAS_RECORD, EXPIRE_IF_UNCHANGED, SHOW_EXISTING } from './scripts.js';
 
 export interface CachedInstances {
   /** podName → instance index (the stable index rule lives in @opi/translation). */
@@ -195,12 +195,23 @@ export class StateStore {
     return out;
   }
 
-  /** Keeps an LRP that still exists in the cluster in GET /apps although no record wants it (old versions). */
+  /**
+   * Keeps an LRP that still exists in the cluster in GET /apps although no record wants it (old versions),
+   * and drops it once gone. An LRP desired again since the sync read the records is left alone, so a
+   * stale sync can neither hide it nor put back an old annotation.
+   */
   async showExisting(entries: Map<string, string>, drop: string[]): Promise<void> {
-    const m = this.redis.multi();
-    if (entries.size) m.hset(this.keys.sched, Object.fromEntries(entries));
-    if (drop.length) m.hdel(this.keys.sched, ...drop);
-    await m.exec();
+    const changes: [string, string][] = [...entries, ...drop.map((pg): [string, string] => [pg, ''])];
+    for (let i = 0; i < changes.length; i += 500) {
+      const chunk = changes.slice(i, i + 500);
+      await this.redis.eval(
+        SHOW_EXISTING,
+        chunk.length + 1,
+        this.keys.sched,
+        ...chunk.map(([pg]) => this.keys.lrp(pg)),
+        ...chunk.flat(),
+      );
+    }
   }
 
   /** Swaps in a complete instances snapshot and the sync's facts, atomically. */
@@ -243,8 +254,11 @@ export class StateStore {
       .get(this.keys.lrp(processGuid))
       .hget(this.keys.instances, processGuid)
       .exec();
-    const rec = res?.[0]?.[1];
-    const inst = res?.[1]?.[1];
+    // A pipeline reports errors per command; an unreachable Redis must not read as "no record".
+    if (!res) throw new Error('Connection is closed');
+    for (const [err] of res) if (err) throw err;
+    const rec = res[0]?.[1];
+    const inst = res[1]?.[1];
     return {
       ...(typeof rec === 'string' ? { record: JSON.parse(rec) as LrpRecord } : {}),
       ...(typeof inst === 'string' ? { cached: JSON.parse(inst) as CachedInstances } : {}),

@@ -4,7 +4,7 @@
  * Secret, PDB, ReplicaSets and pods follow through ownerReferences). Safe to run twice, late, or after
  * a newer request: it never acts on the payload, only on the record it reads now.
  */
-import { AlreadyExistsError, type KubernetesPort } from '@opi/kube';
+import { AlreadyExistsError, ConflictError, type KubernetesPort } from '@opi/kube';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
 import {
   type Deployment,
@@ -21,7 +21,22 @@ import type { HandlerDeps } from '../deps.js';
 /** The record generation a Deployment was last converged to; the sync compares it with the record's. */
 export const ANNOTATION_GENERATION = 'opi.cloudfoundry.org/generation';
 
+/** Runs of one converge when writes meet Conflicts (another converge of the same LRP wrote in between). */
+const CONFLICT_ATTEMPTS = 3;
+
 export async function convergeLrp(deps: HandlerDeps, processGuid: string): Promise<string> {
+  // A Conflict means someone else wrote since we read: start again from the record, never from the
+  // object alone (the other writer may have applied a newer record than ours).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await convergeOnce(deps, processGuid);
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= CONFLICT_ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function convergeOnce(deps: HandlerDeps, processGuid: string): Promise<string> {
   const record = await deps.store.get(processGuid);
   if (!record) return 'no record (the sync rebuilds or it expired)';
   if (record.state === 'stopped') return stop(deps, record);
@@ -86,7 +101,8 @@ async function apply(deps: HandlerDeps, lrp: DesiredLrp, generation: number): Pr
         },
       });
     }
-  } else if (action !== 'unchanged') {
+  } else {
+    // Whatever the action: a retry after a failed delete finds the Deployment already up to date.
     await kube.deleteSecret(ns, registrySecretName(lrp));
   }
 
@@ -101,7 +117,8 @@ async function apply(deps: HandlerDeps, lrp: DesiredLrp, generation: number): Pr
         if (!(err instanceof AlreadyExistsError)) throw err;
       }
     }
-  } else if (action !== 'unchanged') {
+  } else {
+    // Likewise: not only after a change, or a retry would leave the PDB of a scale-down behind.
     await kube.deletePodDisruptionBudget(ns, name);
   }
   return `${action} deployment ${ns}/${name} (generation ${generation})`;

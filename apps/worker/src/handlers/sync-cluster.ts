@@ -111,8 +111,9 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   const runId = `sync${started}`;
   let converging = 0;
   let adopted = 0;
-  const converge = async (processGuid: string): Promise<void> => {
+  const converge = async (processGuid: string, why: string): Promise<void> => {
     converging++;
+    deps.logger.debug({ processGuid, why }, 'sync converges');
     await deps.producer.convergeLrp({ processGuid }, runId);
   };
   const showExisting = new Map<string, string>();
@@ -121,9 +122,9 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
     const d = byGuid.get(pg);
     if (rec.state === 'desired') {
       if (!d || d.metadata.annotations?.[ANNOTATION_GENERATION] !== String(rec.generation))
-        await converge(pg);
+        await converge(pg, !d ? 'missing from the cluster' : 'behind');
     } else if (d) {
-      await converge(pg);
+      await converge(pg, 'stopped but present');
       showExisting.set(pg, schedEntryOf(rec, d));
     } else {
       drop.push(pg);
@@ -137,7 +138,7 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
     if (lrp && (await store.adopt(lrp))) {
       adopted++;
       deps.logger.info({ processGuid: pg }, 'desired state rebuilt from the cluster');
-      await converge(pg);
+      await converge(pg, 'rebuilt');
     }
   }
   await store.showExisting(showExisting, drop);

@@ -1,0 +1,509 @@
+/**
+ * The request schemas against CC's bodies (../../../../shared/opi-contract.md): a complete desire body
+ * parses, ignored and unknown fields are accepted, and every invalid body is refused with a message that
+ * names the offending field (the API answers it as `{"error": {"message"}}`).
+ */
+import { describe, expect, it } from '@jest/globals';
+import {
+  describeIssues,
+  desireLrpSchema,
+  guidParam,
+  indexParam,
+  updateLrpSchema,
+  versionParam,
+} from './schemas.js';
+
+const GUID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
+const VERSION = '11111111-2222-3333-4444-555555555555';
+const PROCESS_GUID = `${GUID}-${VERSION}`;
+
+/** Every field CC sends on a desire, including the ones the server ignores and a few it never heard of. */
+function fullDesireBody(): Record<string, unknown> {
+  return {
+    guid: GUID,
+    version: VERSION,
+    process_guid: PROCESS_GUID,
+    process_type: 'web',
+    app_guid: 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee',
+    app_name: 'my-app',
+    space_guid: 'space-guid-1',
+    space_name: 'dev',
+    organization_guid: 'org-guid-1',
+    organization_name: 'acme',
+    namespace: 'cf-workloads',
+    ports: [8080, 9090],
+    environment: {
+      VCAP_APPLICATION: '{"application_id":"x","limits":{"mem":256}}',
+      VCAP_SERVICES: '{}',
+      'my.dotted-var_1': 'v',
+      _UNDERSCORE: '',
+    },
+    instances: 3,
+    last_updated: '1589212345.123456',
+    health_check_type: 'http',
+    health_check_http_endpoint: '/healthz',
+    health_check_timeout_ms: 60000,
+    start_timeout_ms: 60000,
+    memory_mb: 256,
+    disk_mb: 1024,
+    cpu_weight: 100,
+    volume_mounts: [{ volume_id: 'my-claim.data', mount_dir: '/var/vcap/data/x' }],
+    lifecycle: {
+      docker_lifecycle: {
+        image: 'registry.example.com/team/app:1.2',
+        command: ['/bin/sh', '-c', 'bundle exec rackup'],
+        registry_username: 'user',
+        registry_password: 's3cret',
+      },
+    },
+    user_defined_annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
+    // Sent by CC, ignored by the server.
+    placement_tags: ['isolation-segment-a'],
+    routes: {
+      cf_router: [{ hostname: 'app.example.com', port: 8080 }],
+      tcp_router: [],
+      internal_router: [],
+    },
+    egress_rules: [{ protocol: 'tcp', destinations: ['0.0.0.0/0'], ports: [{ start: 1, end: 65535 }] }],
+    // Not in the contract at all.
+    log_guid: 'log-guid',
+    metrics_guid: 'metrics-guid',
+    some_future_field: { nested: [1, 2, 3] },
+  };
+}
+
+/** The smallest body the schema accepts: everything optional left out. */
+function minimalDesireBody(): Record<string, unknown> {
+  return {
+    guid: GUID,
+    version: VERSION,
+    process_guid: PROCESS_GUID,
+    instances: 1,
+    memory_mb: 128,
+    disk_mb: 256,
+    health_check_type: 'process',
+    lifecycle: { docker_lifecycle: { image: 'nginx' } },
+  };
+}
+
+/** A copy of the full body with `field` set to `value` (undefined removes it). */
+function withField(field: string, value: unknown, base = fullDesireBody()): Record<string, unknown> {
+  const body = Object.fromEntries(Object.entries(base).filter(([k]) => k !== field));
+  return value === undefined ? body : { ...body, [field]: value };
+}
+
+/** Whether `message` has an issue for exactly this path (`a.b.0: ...`). */
+function namesField(message: string, path: string): boolean {
+  return message.split('; ').some((part) => part.startsWith(`${path}: `));
+}
+
+function issuesOf(result: { success: boolean; error?: Parameters<typeof describeIssues>[0] }): string {
+  if (result.success || !result.error) throw new Error('expected the parse to fail');
+  return describeIssues(result.error);
+}
+
+describe('desireLrpSchema: valid bodies', () => {
+  it('parses a complete CC desire body, including ignored and unknown fields', () => {
+    const r = desireLrpSchema.safeParse(fullDesireBody());
+    expect(r.success).toBe(true);
+    if (!r.success) return;
+    expect(r.data).toEqual({
+      guid: GUID,
+      version: VERSION,
+      process_guid: PROCESS_GUID,
+      process_type: 'web',
+      app_guid: 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee',
+      app_name: 'my-app',
+      space_guid: 'space-guid-1',
+      space_name: 'dev',
+      organization_guid: 'org-guid-1',
+      organization_name: 'acme',
+      namespace: 'cf-workloads',
+      ports: [8080, 9090],
+      environment: {
+        VCAP_APPLICATION: '{"application_id":"x","limits":{"mem":256}}',
+        VCAP_SERVICES: '{}',
+        'my.dotted-var_1': 'v',
+        _UNDERSCORE: '',
+      },
+      instances: 3,
+      last_updated: '1589212345.123456',
+      health_check_type: 'http',
+      health_check_http_endpoint: '/healthz',
+      health_check_timeout_ms: 60000,
+      start_timeout_ms: 60000,
+      memory_mb: 256,
+      disk_mb: 1024,
+      cpu_weight: 100,
+      volume_mounts: [{ volume_id: 'my-claim.data', mount_dir: '/var/vcap/data/x' }],
+      lifecycle: {
+        docker_lifecycle: {
+          image: 'registry.example.com/team/app:1.2',
+          command: ['/bin/sh', '-c', 'bundle exec rackup'],
+          registry_username: 'user',
+          registry_password: 's3cret',
+        },
+      },
+      user_defined_annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
+    });
+  });
+
+  it('fills the defaults of every optional field', () => {
+    const r = desireLrpSchema.safeParse(minimalDesireBody());
+    expect(r.success).toBe(true);
+    if (!r.success) return;
+    expect(r.data).toEqual({
+      guid: GUID,
+      version: VERSION,
+      process_guid: PROCESS_GUID,
+      process_type: 'web',
+      app_guid: '',
+      app_name: '',
+      space_guid: '',
+      space_name: '',
+      organization_guid: '',
+      organization_name: '',
+      namespace: '',
+      ports: [],
+      environment: {},
+      instances: 1,
+      last_updated: '',
+      health_check_type: 'process',
+      health_check_http_endpoint: '',
+      health_check_timeout_ms: 0,
+      start_timeout_ms: 0,
+      memory_mb: 128,
+      disk_mb: 256,
+      cpu_weight: 1,
+      volume_mounts: [],
+      lifecycle: { docker_lifecycle: { image: 'nginx', command: [] } },
+      user_defined_annotations: {},
+    });
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['zero instances', withField('instances', 0)],
+    ['an empty namespace', withField('namespace', '')],
+    ['an empty command', withField('lifecycle', { docker_lifecycle: { image: 'nginx', command: [] } })],
+    ['cpu_weight 1', withField('cpu_weight', 1)],
+    ['port 1 and port 65535', withField('ports', [1, 65535])],
+    ['a none health check without ports', { ...withField('ports', []), health_check_type: 'none' }],
+    ['a process health check without ports', { ...withField('ports', []), health_check_type: 'process' }],
+    [
+      'a buildpack lifecycle (older CCs)',
+      withField('lifecycle', {
+        buildpack_lifecycle: {
+          droplet_hash: 'ab12CD34ef',
+          droplet_guid: 'droplet-guid-1',
+          start_command: 'bundle exec rackup',
+        },
+      }),
+    ],
+    ['last_updated as an odd string', withField('last_updated', '1589212345.1234560')],
+    ['an annotation key without a prefix', withField('user_defined_annotations', { scrape: 'true' })],
+  ])('accepts %s', (_what, body) => {
+    const r = desireLrpSchema.safeParse(body);
+    if (!r.success) throw new Error(describeIssues(r.error));
+    expect(r.success).toBe(true);
+  });
+
+  it('keeps last_updated byte for byte', () => {
+    for (const s of ['1589212345.123456', '1589212345.1234560', '1e3', ' 00.10 ', 'ünïcødé ✓ 🚀']) {
+      const r = desireLrpSchema.parse(withField('last_updated', s));
+      expect(r.last_updated).toBe(s);
+    }
+  });
+});
+
+describe('desireLrpSchema: invalid bodies name the field', () => {
+  const docker = (extra: Record<string, unknown>) => ({ docker_lifecycle: { image: 'nginx', ...extra } });
+  const buildpack = { droplet_hash: 'abc123', droplet_guid: 'droplet-1', start_command: 'run' };
+
+  it.each<[string, unknown, string]>([
+    // Missing required fields.
+    ['missing guid', withField('guid', undefined), 'guid'],
+    ['missing version', withField('version', undefined), 'version'],
+    ['missing process_guid', withField('process_guid', undefined), 'process_guid'],
+    ['missing instances', withField('instances', undefined), 'instances'],
+    ['missing memory_mb', withField('memory_mb', undefined), 'memory_mb'],
+    ['missing disk_mb', withField('disk_mb', undefined), 'disk_mb'],
+    ['missing lifecycle', withField('lifecycle', undefined), 'lifecycle'],
+    // Wrong types.
+    ['guid as a number', withField('guid', 42), 'guid'],
+    ['instances as a string', withField('instances', '3'), 'instances'],
+    ['instances as a fraction', withField('instances', 1.5), 'instances'],
+    ['memory_mb as a string', withField('memory_mb', '256'), 'memory_mb'],
+    ['last_updated as a number', withField('last_updated', 1589212345.123456), 'last_updated'],
+    ['environment as an array', withField('environment', [{ name: 'A', value: 'b' }]), 'environment'],
+    [
+      'an environment value that is not a string',
+      withField('environment', { PORT: 8080 }),
+      'environment.PORT',
+    ],
+    ['ports as a number', withField('ports', 8080), 'ports'],
+    ['ports as a string', withField('ports', '8080'), 'ports'],
+    ['a port as a string', withField('ports', ['8080']), 'ports.0'],
+    ['volume_mounts as an object', withField('volume_mounts', { volume_id: 'a' }), 'volume_mounts'],
+    ['lifecycle as a string', withField('lifecycle', 'docker'), 'lifecycle'],
+    [
+      'command as a string',
+      withField('lifecycle', docker({ command: 'run' })),
+      'lifecycle.docker_lifecycle.command',
+    ],
+    [
+      'user_defined_annotations value a number',
+      withField('user_defined_annotations', { a: 1 }),
+      'user_defined_annotations.a',
+    ],
+    // Ranges.
+    ['disk_mb 0', withField('disk_mb', 0), 'disk_mb'],
+    ['memory_mb 0', withField('memory_mb', 0), 'memory_mb'],
+    ['cpu_weight 0', withField('cpu_weight', 0), 'cpu_weight'],
+    ['cpu_weight 101', withField('cpu_weight', 101), 'cpu_weight'],
+    ['negative instances', withField('instances', -1), 'instances'],
+    ['too many instances', withField('instances', 10_001), 'instances'],
+    [
+      'a negative health_check_timeout_ms',
+      withField('health_check_timeout_ms', -1),
+      'health_check_timeout_ms',
+    ],
+    ['port 70000', withField('ports', [8080, 70000]), 'ports.1'],
+    ['port 0', withField('ports', [0]), 'ports.0'],
+    ['a fractional port', withField('ports', [80.5]), 'ports.0'],
+    // Formats.
+    ['a guid with a slash', { ...withField('guid', 'a/b'), process_guid: `a/b-${VERSION}` }, 'guid'],
+    [
+      'a guid of 64 characters',
+      { ...withField('guid', 'a'.repeat(64)), process_guid: `${'a'.repeat(64)}-${VERSION}` },
+      'guid',
+    ],
+    ['an empty guid', { ...withField('guid', ''), process_guid: `-${VERSION}` }, 'guid'],
+    ['a version with a slash', { ...withField('version', 'v/1'), process_guid: `${GUID}-v/1` }, 'version'],
+    ['process_guid not guid-version', withField('process_guid', `${GUID}-other`), 'process_guid'],
+    ['process_guid in the wrong order', withField('process_guid', `${VERSION}-${GUID}`), 'process_guid'],
+    [
+      'an environment name with a space',
+      withField('environment', { 'BAD NAME': 'x' }),
+      'environment.BAD NAME',
+    ],
+    [
+      'an environment name starting with a digit',
+      withField('environment', { '1ABC': 'x' }),
+      'environment.1ABC',
+    ],
+    ['an environment name with "="', withField('environment', { 'A=B': 'x' }), 'environment.A=B'],
+    ['a namespace with capitals', withField('namespace', 'CF-Workloads'), 'namespace'],
+    [
+      'a volume_id with capitals',
+      withField('volume_mounts', [{ volume_id: 'My_Claim', mount_dir: '/data' }]),
+      'volume_mounts.0.volume_id',
+    ],
+    [
+      'a missing volume_id',
+      withField('volume_mounts', [{ mount_dir: '/data' }]),
+      'volume_mounts.0.volume_id',
+    ],
+    [
+      'a relative mount_dir',
+      withField('volume_mounts', [{ volume_id: 'claim', mount_dir: 'data' }]),
+      'volume_mounts.0.mount_dir',
+    ],
+    [
+      'an annotation key with a space',
+      withField('user_defined_annotations', { 'bad key': 'x' }),
+      'user_defined_annotations.bad key',
+    ],
+    [
+      'an annotation key with two slashes',
+      withField('user_defined_annotations', { 'a/b/c': 'x' }),
+      'user_defined_annotations.a/b/c',
+    ],
+    [
+      'an annotation key with a capitalised prefix',
+      withField('user_defined_annotations', { 'Prometheus.io/scrape': 'x' }),
+      'user_defined_annotations.Prometheus.io/scrape',
+    ],
+    // Health checks.
+    ['an unknown health_check_type', withField('health_check_type', 'tcp'), 'health_check_type'],
+    [
+      'an http health check without endpoint',
+      withField('health_check_http_endpoint', undefined),
+      'health_check_http_endpoint',
+    ],
+    [
+      'an http health check with an empty endpoint',
+      withField('health_check_http_endpoint', ''),
+      'health_check_http_endpoint',
+    ],
+    ['an http health check without ports', withField('ports', []), 'ports'],
+    [
+      'a port health check without ports',
+      { ...withField('ports', undefined), health_check_type: 'port' },
+      'ports',
+    ],
+    [
+      'the default (port) health check without ports',
+      { ...minimalDesireBody(), health_check_type: undefined },
+      'ports',
+    ],
+    // Lifecycles.
+    [
+      'both lifecycles',
+      withField('lifecycle', { ...docker({}), buildpack_lifecycle: buildpack }),
+      'lifecycle',
+    ],
+    ['neither lifecycle', withField('lifecycle', {}), 'lifecycle'],
+    ['an empty image', withField('lifecycle', docker({ image: '' })), 'lifecycle.docker_lifecycle.image'],
+    ['a blank image', withField('lifecycle', docker({ image: '   ' })), 'lifecycle.docker_lifecycle.image'],
+    ['a missing image', withField('lifecycle', { docker_lifecycle: {} }), 'lifecycle.docker_lifecycle.image'],
+    [
+      'a droplet_hash that is not hex',
+      withField('lifecycle', { buildpack_lifecycle: { ...buildpack, droplet_hash: 'xyz' } }),
+      'lifecycle.buildpack_lifecycle.droplet_hash',
+    ],
+    [
+      'a droplet_guid with a slash',
+      withField('lifecycle', { buildpack_lifecycle: { ...buildpack, droplet_guid: 'a/b' } }),
+      'lifecycle.buildpack_lifecycle.droplet_guid',
+    ],
+  ])('refuses %s', (_what, body, field) => {
+    const message = issuesOf(desireLrpSchema.safeParse(body));
+    expect(namesField(message, field)).toBe(true);
+  });
+
+  it.each<[string, unknown]>([
+    ['an array', [fullDesireBody()]],
+    ['null', null],
+    ['a string', 'body'],
+    ['a number', 7],
+  ])('refuses a body that is %s, naming the body', (_what, body) => {
+    const message = issuesOf(desireLrpSchema.safeParse(body));
+    expect(namesField(message, 'body')).toBe(true);
+  });
+
+  it('names every field of an empty object that must be there', () => {
+    const message = issuesOf(desireLrpSchema.safeParse({}));
+    for (const field of [
+      'guid',
+      'version',
+      'process_guid',
+      'instances',
+      'memory_mb',
+      'disk_mb',
+      'lifecycle',
+    ]) {
+      expect(namesField(message, field)).toBe(true);
+    }
+  });
+
+  it('reports at most ten issues', () => {
+    const env = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`${i}BAD`, 'x']));
+    const message = issuesOf(desireLrpSchema.safeParse(withField('environment', env)));
+    expect(message.split('; ')).toHaveLength(10);
+  });
+});
+
+describe('updateLrpSchema', () => {
+  const valid = () => ({
+    guid: GUID,
+    version: VERSION,
+    update: { instances: 2, annotation: '1589212346.654321' },
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['instances and annotation', valid()],
+    ['an image', { ...valid(), update: { ...valid().update, image: 'nginx:2' } }],
+    ['an empty image', { ...valid(), update: { ...valid().update, image: '' } }],
+    [
+      'routes and unknown fields',
+      { ...valid(), update: { ...valid().update, routes: { cf_router: [] }, x: 1 }, y: 2 },
+    ],
+    ['zero instances', { ...valid(), update: { ...valid().update, instances: 0 } }],
+  ])('accepts %s', (_what, body) => {
+    const r = updateLrpSchema.safeParse(body);
+    if (!r.success) throw new Error(describeIssues(r.error));
+    expect(r.data.update.instances).toBe((body['update'] as { instances: number }).instances);
+  });
+
+  it.each<[string, string]>([
+    ['nginx:2', 'nginx:2'],
+    ['  registry.example.com/a:1 ', 'registry.example.com/a:1'],
+    ['   ', ''],
+    ['', ''],
+  ])('trims the image %j to %j (blank leaves the image as is)', (image, expected) => {
+    expect(updateLrpSchema.parse({ ...valid(), update: { ...valid().update, image } }).update.image).toBe(
+      expected,
+    );
+  });
+
+  it('keeps the annotation byte for byte and drops unknown fields', () => {
+    const r = updateLrpSchema.parse({
+      ...valid(),
+      update: { ...valid().update, annotation: 'ünïcødé 1589212345.1234560', routes: { a: 1 } },
+      extra: true,
+    });
+    expect(r).toEqual({
+      guid: GUID,
+      version: VERSION,
+      update: { instances: 2, annotation: 'ünïcødé 1589212345.1234560', routes: { a: 1 } },
+    });
+  });
+
+  it.each<[string, unknown, string]>([
+    ['missing guid', { ...valid(), guid: undefined }, 'guid'],
+    ['a guid with a slash', { ...valid(), guid: 'a/b' }, 'guid'],
+    ['a version of 64 characters', { ...valid(), version: 'v'.repeat(64) }, 'version'],
+    ['missing update', { guid: GUID, version: VERSION }, 'update'],
+    ['update as an array', { ...valid(), update: [] }, 'update'],
+    ['missing instances', { ...valid(), update: { annotation: 'x' } }, 'update.instances'],
+    ['negative instances', { ...valid(), update: { instances: -1, annotation: 'x' } }, 'update.instances'],
+    [
+      'instances as a string',
+      { ...valid(), update: { instances: '2', annotation: 'x' } },
+      'update.instances',
+    ],
+    ['missing annotation', { ...valid(), update: { instances: 1 } }, 'update.annotation'],
+    [
+      'annotation as a number',
+      { ...valid(), update: { instances: 1, annotation: 1589212345.1 } },
+      'update.annotation',
+    ],
+    ['image as a number', { ...valid(), update: { ...valid().update, image: 7 } }, 'update.image'],
+    ['an array body', [valid()], 'body'],
+  ])('refuses %s', (_what, body, field) => {
+    const message = issuesOf(updateLrpSchema.safeParse(body));
+    expect(namesField(message, field)).toBe(true);
+  });
+});
+
+describe('path parameter schemas', () => {
+  it.each(['0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0', 'a', 'A.b_c-9', 'x'.repeat(63)])(
+    'accepts the guid/version %j',
+    (value) => {
+      expect(guidParam.safeParse(value).success).toBe(true);
+      expect(versionParam.safeParse(value).success).toBe(true);
+    },
+  );
+
+  it.each(['', 'a/b', '-a', 'a-', '_a', 'a.', 'x'.repeat(64), 'a b', 'ü'])(
+    'refuses the guid/version %j',
+    (value) => {
+      const g = guidParam.safeParse(value);
+      const v = versionParam.safeParse(value);
+      expect(g.success).toBe(false);
+      expect(v.success).toBe(false);
+      if (!g.success) expect(describeIssues(g.error)).toContain('guid must be');
+      if (!v.success) expect(describeIssues(v.error)).toContain('version must be');
+    },
+  );
+
+  it.each(['0', '1', '42', '99999', '007'])('accepts the index %j', (value) => {
+    expect(indexParam.safeParse(value).success).toBe(true);
+  });
+
+  it.each(['', '-1', '1.5', 'abc', '1e2', ' 1', '1 ', '0x1', '123456'])('refuses the index %j', (value) => {
+    const r = indexParam.safeParse(value);
+    expect(r.success).toBe(false);
+    if (!r.success) expect(describeIssues(r.error)).toContain('index must be a non-negative integer');
+  });
+});

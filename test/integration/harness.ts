@@ -1,0 +1,189 @@
+/**
+ * The whole service in-process for end-to-end tests: the simulated cluster, real Redis (own prefix or
+ * database), the API on a free port and any number of worker sets, each with its own connections, as
+ * separate processes would have.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { type Settings, parseSettings } from '@opi/config';
+import { loadKubeConfig } from '@opi/kube';
+import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
+import { createLogger } from '@opi/logging';
+import { type RunningApi, startApi } from '../../apps/api/src/index.js';
+import { type RunningWorker, startWorker } from '../../apps/worker/src/index.js';
+
+export const NAMESPACE = 'cf-workloads';
+
+export interface Service {
+  sim: Simulator;
+  settings: Settings;
+  api: RunningApi;
+  base: string;
+  workers: RunningWorker[];
+  redis: Redis;
+  apps: AppsV1Api;
+  core: CoreV1Api;
+  addWorker(): Promise<RunningWorker>;
+  close(): Promise<void>;
+}
+
+export async function startService(
+  options: { workers?: number; redisDb?: number; env?: Record<string, string>; withApi?: boolean } = {},
+): Promise<Service> {
+  const sim = await startSimulator({ behaviour: FAST_BEHAVIOUR, namespaces: [NAMESPACE], seed: 7 });
+  const prefix = `it-${randomBytes(4).toString('hex')}`;
+  const redisUrl = `redis://127.0.0.1:6379/${options.redisDb ?? 0}`;
+  const settings = parseSettings({
+    PORT: '0',
+    REDIS_URL: redisUrl,
+    OPI_QUEUE_PREFIX: prefix,
+    OPI_SYNC_INTERVAL_MS: '500',
+    OPI_JOB_LOCK_MS: '2000',
+    OPI_WORKER_CONCURRENCY: '8',
+    OPI_SHUTDOWN_TIMEOUT_MS: '2000',
+    OPI_NAMESPACE: NAMESPACE,
+    ...options.env,
+  });
+  const logger = createLogger({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent', pretty: false });
+  const connection = loadKubeConfig({ kubeconfigYaml: sim.kubeconfig() });
+  const workers: RunningWorker[] = [];
+  const addWorker = async (): Promise<RunningWorker> => {
+    const w = await startWorker(settings, logger, connection);
+    workers.push(w);
+    return w;
+  };
+  for (let i = 0; i < (options.workers ?? 1); i++) await addWorker();
+  const api = await startApi(settings, logger);
+  const redis = new Redis(redisUrl);
+  const kc = new KubeConfig();
+  kc.loadFromString(sim.kubeconfig());
+  return {
+    sim,
+    settings,
+    api,
+    base: `http://127.0.0.1:${api.port}`,
+    workers,
+    redis,
+    apps: kc.makeApiClient(AppsV1Api),
+    core: kc.makeApiClient(CoreV1Api),
+    addWorker,
+    close: async () => {
+      await api.close();
+      await Promise.all(workers.map((w) => w.close()));
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await redis.del(...keys);
+      } while (cursor !== '0');
+      redis.disconnect();
+      await sim.close();
+    },
+  };
+}
+
+/** A CC-like desire body. */
+export function desireBody(
+  guid: string,
+  version: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    guid,
+    version,
+    process_guid: `${guid}-${version}`,
+    process_type: 'web',
+    app_guid: guid,
+    app_name: `app-${guid.slice(0, 8)}`,
+    space_guid: 'space-1',
+    space_name: 'dev',
+    organization_guid: 'org-1',
+    organization_name: 'org',
+    ports: [8080],
+    environment: { GREETING: 'hello' },
+    instances: 1,
+    last_updated: '1589212345.000001',
+    health_check_type: 'port',
+    health_check_timeout_ms: 60000,
+    memory_mb: 64,
+    disk_mb: 256,
+    cpu_weight: 1,
+    lifecycle: { docker_lifecycle: { image: 'registry.example/app:1', command: [] } },
+    ...extra,
+  };
+}
+
+export function uuid(n: number, salt = 'a'): string {
+  const hex = n.toString(16).padStart(12, '0');
+  return `${salt.padEnd(8, '0').slice(0, 8)}-0000-4000-8000-${hex}`;
+}
+
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    ...(body === undefined
+      ? {}
+      : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+export interface SchedulingInfo {
+  desired_lrp_key: { process_guid: string };
+  annotation: string;
+}
+
+export async function schedulingInfos(base: string): Promise<Map<string, string>> {
+  const { status, text } = await call(base, 'GET', '/apps');
+  if (status !== 200) throw new Error(`GET /apps answered ${status}`);
+  const body = JSON.parse(text) as { desired_lrp_scheduling_infos: SchedulingInfo[] };
+  return new Map(
+    body.desired_lrp_scheduling_infos.map((s) => [s.desired_lrp_key.process_guid, s.annotation]),
+  );
+}
+
+/** Process guids of the LRP Deployments in the cluster. */
+export async function deployedGuids(s: Service): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  let token: string | undefined;
+  do {
+    const page = await s.apps.listNamespacedDeployment({
+      namespace: NAMESPACE,
+      labelSelector: 'app.kubernetes.io/managed-by=opi-server',
+      limit: 500,
+      _continue: token,
+    });
+    for (const d of page.items) {
+      const pg = d.metadata?.annotations?.['cloudfoundry.org/process_guid'];
+      if (pg) out.set(pg, d.spec?.replicas ?? 0);
+    }
+    token = page.metadata?._continue;
+  } while (token);
+  return out;
+}
+
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

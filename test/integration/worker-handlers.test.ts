@@ -715,6 +715,19 @@ describe('converge-lrp: Kubernetes errors', () => {
     expect(err).toMatchObject({ transient: false, status: 422 });
   });
 
+  it('deletes the pull Secret on stop when the Deployment was never created', async () => {
+    const e = newEnv();
+    const lrp = newLrp(); // the sample carries registry credentials
+    await e.store.desire(lrp);
+    e.kube.inject({ verb: 'create', resource: 'deployments', failure: 'invalid' });
+    await convergeLrp(e.deps, lrp.processGuid).catch(() => undefined);
+    expect(await secretOf(e, lrp)).toBeDefined();
+    expect(await deploymentOf(e, lrp)).toBeUndefined();
+    await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
+    await convergeLrp(e.deps, lrp.processGuid);
+    expect(await secretOf(e, lrp)).toBeUndefined();
+  });
+
   it('recovers when the answer to the create was lost (the Deployment exists)', async () => {
     const e = newEnv();
     const lrp = newLrp();

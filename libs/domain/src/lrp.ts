@@ -60,6 +60,9 @@ export type LrpRecord =
       guid: string;
       version: string;
       namespace?: string;
+      /** The last desired names, so the stop can find objects named after them (the pull secret). */
+      appName?: string;
+      spaceName?: string;
       generation: number;
     };
 

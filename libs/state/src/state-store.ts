@@ -137,6 +137,12 @@ export class StateStore {
       const cur = raw ? (JSON.parse(raw) as LrpRecord) : undefined;
       const generation = await this.nextGeneration();
       const namespace = cur?.state === 'desired' ? cur.lrp.namespace : cur?.namespace;
+      const names =
+        cur?.state === 'desired'
+          ? { appName: cur.lrp.appName, spaceName: cur.lrp.spaceName }
+          : cur?.appName !== undefined
+            ? { appName: cur.appName, spaceName: cur.spaceName ?? '' }
+            : {};
       const tombstone: LrpRecord = {
         state: 'stopped',
         processGuid,
@@ -144,6 +150,7 @@ export class StateStore {
         version,
         generation,
         ...(namespace ? { namespace } : {}),
+        ...names,
       };
       if (await this.cas(processGuid, raw, tombstone, 'del')) {
         return { generation, existed: cur?.state === 'desired' };

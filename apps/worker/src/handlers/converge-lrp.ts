@@ -51,6 +51,16 @@ async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stop
   for (const d of found.items) {
     await deps.kube.deleteDeployment(d.metadata.namespace ?? record.namespace ?? '', d.metadata.name);
   }
+  // The pull secret is created before the Deployment (and owned by it only afterwards): if the
+  // Deployment never came to be, nothing would collect it, and it holds credentials.
+  if (record.namespace && record.appName !== undefined) {
+    const names = {
+      appName: record.appName,
+      spaceName: record.spaceName ?? '',
+      processGuid: record.processGuid,
+    };
+    await deps.kube.deleteSecret(record.namespace, registrySecretName(names));
+  }
   await deps.store.confirmStopped(record.processGuid, record.generation);
   return `stopped: ${found.items.length} deployment(s) deleted`;
 }

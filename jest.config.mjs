@@ -16,6 +16,8 @@ const common = {
 };
 export default {
   testTimeout: 30000,
+  globalSetup: '<rootDir>/test/global-setup.mjs',
+  globalTeardown: '<rootDir>/test/global-teardown.mjs',
   projects: [
     {
       ...common,

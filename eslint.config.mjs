@@ -30,6 +30,7 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.cjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', globalThis: 'readonly' } },
   },
   {
     files: ['**/*.test.ts', 'test/**/*.ts'],

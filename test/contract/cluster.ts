@@ -16,6 +16,7 @@ import {
   CoordinationV1Api,
 } from '@kubernetes/client-node';
 import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
+import { eventually as poll } from '../support/eventually.js';
 
 export interface TestCluster {
   kc: KubeConfig;
@@ -84,26 +85,13 @@ export async function startTestCluster(
   };
 }
 
-/** Polls until `check` returns a value (not undefined/false) or the deadline passes. */
-export async function eventually<T>(
+/** Polls until `check` returns a value; this suite's default deadline is 20_000 ms. */
+export function eventually<T>(
   check: () => Promise<T | undefined | false>,
   what: string,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return poll(check, what, timeoutMs);
 }
 
 /** The parsed Status body of a failed client-node call. */

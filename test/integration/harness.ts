@@ -12,6 +12,7 @@ import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
 import { createLogger } from '@opi/logging';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type RunningWorker, startWorker } from '../../apps/worker/src/index.js';
+import { eventually as poll } from '../support/eventually.js';
 
 export const NAMESPACE = 'cf-workloads';
 
@@ -168,22 +169,11 @@ export async function deployedGuids(s: Service): Promise<Map<string, number>> {
   return out;
 }
 
-export async function eventually<T>(
+/** Polls until `check` returns a value; this suite's default deadline is 60_000 ms. */
+export function eventually<T>(
   check: () => Promise<T | undefined | false>,
   what: string,
   timeoutMs = 60_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return poll(check, what, timeoutMs);
 }

@@ -34,7 +34,11 @@ it('serves on the simulated cluster, then exits 0 on SIGTERM', async () => {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<number | null>((r) => child?.once('exit', (code) => { r(code); }));
+  const exited = new Promise<number | null>((r) =>
+    child?.once('exit', (code) => {
+      r(code);
+    }),
+  );
   child.stdout?.on('data', (b: Buffer) => (output += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
   const port = await eventually(

@@ -38,6 +38,7 @@ import {
 } from '../../apps/worker/src/index.js';
 import { stopInstance } from '../../apps/worker/src/handlers/stop-instance.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
+import { eventually } from '../support/eventually.js';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 /** Every key of this file starts with `${BASE}-`; each test has its own prefix below it. */
@@ -206,18 +207,8 @@ async function cachedIndexes(store: StateStore, processGuid: string): Promise<Re
   return Object.fromEntries((cached?.instances ?? []).map((i) => [i.podName, i.index]));
 }
 
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  deadlineMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function waitFor<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = 20_000): Promise<T> {
+  return eventually(probe, what, deadlineMs);
 }
 
 /** The fake with a one-shot hook before a call: another actor's move at exactly that point. */

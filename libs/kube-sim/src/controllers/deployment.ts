@@ -8,7 +8,7 @@ import type { KubeObject, LabelSelector } from '../types.js';
 import type { Context } from './context.js';
 import { POD_TEMPLATE_HASH, equalIgnoringHash, templateHash } from './hash.js';
 import { controllerOf, omitZero, ownerRef, splitKey, timestamp } from './pods.js';
-import { WorkQueue } from './queue.js';
+import { KeyedController } from './queue.js';
 import type { ReplicaSetSpec, ReplicaSetStatus } from './replicaset.js';
 
 const SOURCE = { component: 'deployment-controller' };
@@ -99,20 +99,13 @@ export function fenceposts(spec: DeploymentSpec): { surge: number; unavailable: 
   return { surge, unavailable };
 }
 
-export class DeploymentController {
-  readonly queue: WorkQueue;
+export class DeploymentController extends KeyedController {
 
   constructor(private readonly ctx: Context) {
-    this.queue = new WorkQueue('deployment', ctx.timers, (k) => {
-      this.sync(k);
-    });
+    super('deployment', ctx.timers);
   }
 
-  enqueue(k: string): void {
-    this.queue.add(k);
-  }
-
-  private sync(k: string): void {
+  protected sync(k: string): void {
     const { store, types } = this.ctx;
     const { namespace, name } = splitKey(k);
     let d = store.get(types.deployments, namespace, name);

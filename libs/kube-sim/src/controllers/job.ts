@@ -7,7 +7,7 @@
 import type { KubeObject } from '../types.js';
 import type { Context } from './context.js';
 import { isActive, isReady, isTerminal, omitZero, podStatus, splitKey, timestamp } from './pods.js';
-import { WorkQueue } from './queue.js';
+import { KeyedController } from './queue.js';
 import { type ReplicaSetSpec, createGeneratedPod, deletionOrder, ownedPods } from './replicaset.js';
 
 const SOURCE = { component: 'job-controller' };
@@ -58,18 +58,11 @@ function finishedCondition(status: JobStatus): JobCondition | undefined {
   );
 }
 
-export class JobController {
-  readonly queue: WorkQueue;
+export class JobController extends KeyedController {
   private readonly memory = new Map<string, JobMemory>();
 
   constructor(private readonly ctx: Context) {
-    this.queue = new WorkQueue('job', ctx.timers, (k) => {
-      this.sync(k);
-    });
-  }
-
-  enqueue(k: string): void {
-    this.queue.add(k);
+    super('job', ctx.timers);
   }
 
   forget(uid: string): void {
@@ -85,7 +78,7 @@ export class JobController {
     return m;
   }
 
-  private sync(k: string): void {
+  protected sync(k: string): void {
     const { store, types } = this.ctx;
     const { namespace, name } = splitKey(k);
     const job = store.get(types.jobs, namespace, name);

@@ -86,3 +86,23 @@ export class WorkQueue {
     }
   }
 }
+
+/**
+ * A controller driven by one work queue of object keys: `enqueue` a key, `sync` runs for it (deduplicated,
+ * retried by the queue). The workload controllers share this shape.
+ */
+export abstract class KeyedController {
+  readonly queue: WorkQueue;
+
+  constructor(name: string, timers: Timers) {
+    this.queue = new WorkQueue(name, timers, (k) => {
+      this.sync(k);
+    });
+  }
+
+  enqueue(k: string): void {
+    this.queue.add(k);
+  }
+
+  protected abstract sync(k: string): void;
+}

@@ -18,7 +18,7 @@ import {
   podStatus,
   splitKey,
 } from './pods.js';
-import { WorkQueue } from './queue.js';
+import { KeyedController } from './queue.js';
 
 const RS_SOURCE = { component: 'replicaset-controller' };
 /** Pods created or deleted per sync; the rest follow on the next one (upstream's burstReplicas). */
@@ -120,20 +120,13 @@ export function deletionOrder(a: KubeObject, b: KubeObject): number {
   return a.metadata.name < b.metadata.name ? -1 : 1;
 }
 
-export class ReplicaSetController {
-  readonly queue: WorkQueue;
+export class ReplicaSetController extends KeyedController {
 
   constructor(private readonly ctx: Context) {
-    this.queue = new WorkQueue('replicaset', ctx.timers, (k) => {
-      this.sync(k);
-    });
+    super('replicaset', ctx.timers);
   }
 
-  enqueue(k: string): void {
-    this.queue.add(k);
-  }
-
-  private sync(k: string): void {
+  protected sync(k: string): void {
     const { store, types } = this.ctx;
     const { namespace, name } = splitKey(k);
     const rs = store.get(types.replicasets, namespace, name);

@@ -18,7 +18,7 @@ import {
   ownerRef,
   splitKey,
 } from './pods.js';
-import { WorkQueue } from './queue.js';
+import { KeyedController } from './queue.js';
 import { type ReplicaSetSpec, ownedPods, podFromTemplate } from './replicaset.js';
 
 const SOURCE = { component: 'statefulset-controller' };
@@ -58,20 +58,13 @@ interface StatefulSetStatus {
   availableReplicas: number;
 }
 
-export class StatefulSetController {
-  readonly queue: WorkQueue;
+export class StatefulSetController extends KeyedController {
 
   constructor(private readonly ctx: Context) {
-    this.queue = new WorkQueue('statefulset', ctx.timers, (k) => {
-      this.sync(k);
-    });
+    super('statefulset', ctx.timers);
   }
 
-  enqueue(k: string): void {
-    this.queue.add(k);
-  }
-
-  private sync(k: string): void {
+  protected sync(k: string): void {
     const { store, types } = this.ctx;
     const { namespace, name } = splitKey(k);
     const sts = store.get(types.statefulsets, namespace, name);

@@ -100,7 +100,6 @@ export function fenceposts(spec: DeploymentSpec): { surge: number; unavailable: 
 }
 
 export class DeploymentController extends KeyedController {
-
   constructor(private readonly ctx: Context) {
     super('deployment', ctx.timers);
   }

@@ -121,7 +121,6 @@ export function deletionOrder(a: KubeObject, b: KubeObject): number {
 }
 
 export class ReplicaSetController extends KeyedController {
-
   constructor(private readonly ctx: Context) {
     super('replicaset', ctx.timers);
   }

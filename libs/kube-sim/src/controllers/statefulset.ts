@@ -59,7 +59,6 @@ interface StatefulSetStatus {
 }
 
 export class StatefulSetController extends KeyedController {
-
   constructor(private readonly ctx: Context) {
     super('statefulset', ctx.timers);
   }

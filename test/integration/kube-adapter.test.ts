@@ -19,6 +19,7 @@ import {
   loadKubeConfig,
 } from '@opi/kube';
 import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
+import { eventually } from '../support/eventually.js';
 
 const NS = 'kube-adapter';
 const OTHER_NS = 'kube-adapter-other';
@@ -103,20 +104,6 @@ async function rejection(p: Promise<unknown>): Promise<KubeApiError> {
     throw e;
   }
   throw new Error('expected the call to fail');
-}
-
-async function eventually<T>(
-  check: () => Promise<T | undefined | false>,
-  what: string,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('ClientNodeKubernetes: Deployments', () => {
@@ -262,6 +249,32 @@ describe('ClientNodeKubernetes: Jobs, Pods, Events, Namespaces', () => {
       'the pod to be gone after its grace period',
     );
     await kube.deleteJob(NS, 'task-2');
+  });
+
+  it('lists Jobs by label and annotates Jobs and pods with merge patches', async () => {
+    const j = await kube.createJob(NS, {
+      ...job('annotated'),
+      metadata: { name: 'annotated', labels: { kind: 'annotated' } },
+    });
+    const jobs = await kube.listJobs(undefined, 'kind=annotated');
+    expect(jobs.items.map((x) => x.metadata.name)).toEqual(['annotated']);
+    expect(await kube.annotateJob(NS, 'annotated', { 'example.com/reported': 'yes' })).toBe('patched');
+    const read = await kube.getJob(NS, 'annotated');
+    expect(read?.metadata.annotations?.['example.com/reported']).toBe('yes');
+    expect(read?.metadata.uid).toBe(j.metadata.uid);
+    expect(await kube.annotateJob(NS, 'annotated', { 'example.com/reported': null })).toBe('patched');
+    expect(
+      (await kube.getJob(NS, 'annotated'))?.metadata.annotations?.['example.com/reported'],
+    ).toBeUndefined();
+    expect(await kube.annotateJob(NS, 'no-such-job', { a: 'b' })).toBe('absent');
+    const pod = await eventually(
+      async () => (await kube.listPods(NS, 'job-name=annotated')).items[0],
+      'the Job pod',
+    );
+    expect(await kube.annotatePod(NS, pod.metadata.name, { 'example.com/crashes': '2' })).toBe('patched');
+    const pods = await kube.listPods(NS, 'job-name=annotated');
+    expect(pods.items[0]?.metadata.annotations?.['example.com/crashes']).toBe('2');
+    expect(await kube.annotatePod(NS, 'no-such-pod', { a: 'b' })).toBe('absent');
   });
 
   it('reads namespaces', async () => {

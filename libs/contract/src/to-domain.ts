@@ -1,6 +1,7 @@
 /** CC's validated desire request → the domain's DesiredLrp (pure). */
-import { type DesiredLrp, registryServerOf } from '@opi/domain';
+import type { DesiredLrp } from '@opi/domain';
 import type { DesireLrpRequest } from './schemas.js';
+import { runnableOf } from './runnable.js';
 
 export interface DesireDefaults {
   /** The server's default workloads namespace (OPI_NAMESPACE). */
@@ -10,29 +11,7 @@ export interface DesireDefaults {
 }
 
 export function toDesiredLrp(req: DesireLrpRequest, defaults: DesireDefaults): DesiredLrp {
-  const docker = req.lifecycle.docker_lifecycle;
-  const buildpack = req.lifecycle.buildpack_lifecycle;
-  let image: string;
-  let command: string[];
-  let registry: DesiredLrp['registry'];
-  if (docker) {
-    image = docker.image;
-    command = docker.command;
-    if (docker.registry_username || docker.registry_password) {
-      registry = {
-        server: registryServerOf(docker.image),
-        username: docker.registry_username ?? '',
-        password: docker.registry_password ?? '',
-      };
-    }
-  } else if (buildpack) {
-    // Older CCs: the droplet runs from an image the bits service publishes per droplet.
-    image = `${defaults.dropletRegistry}/cloudfoundry/${buildpack.droplet_guid}:${buildpack.droplet_hash}`;
-    command = buildpack.start_command ? ['/bin/sh', '-c', buildpack.start_command] : [];
-  } else {
-    // The schema guarantees one lifecycle; this keeps the types honest.
-    throw new Error('lifecycle missing');
-  }
+  const { image, command, registry } = runnableOf(req.lifecycle, defaults);
   return {
     processGuid: req.process_guid,
     guid: req.guid,

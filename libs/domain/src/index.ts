@@ -1,3 +1,4 @@
 export * from './lrp.js';
 export * from './errors.js';
 export * from './image.js';
+export * from './task.js';

@@ -10,8 +10,8 @@
  *   client-node's typed models, which turn timestamps into Dates and drop fields they do not know.
  *   Requests go the other way unchanged: client-node's serializer passes string timestamps through, and
  *   no model of the kinds used here renames a field.
- * - Patches (none yet) need `setHeaderOptions('Content-Type', PatchStrategy.MergePatch)`: client-node
- *   would label a merge patch as a JSON patch.
+ * - Patches go with `setHeaderOptions('Content-Type', PatchStrategy.MergePatch)`: client-node would
+ *   otherwise label a merge patch as a JSON patch, which a real apiserver refuses.
  */
 import {
   AppsV1Api,
@@ -19,10 +19,12 @@ import {
   CoreV1Api,
   IsomorphicFetchHttpLibrary,
   type KubeConfig,
+  PatchStrategy,
   PolicyV1Api,
   ResponseContext,
   ServerConfiguration,
   createConfiguration,
+  setHeaderOptions,
   wrapHttpLibrary,
   type HttpLibrary,
 } from '@kubernetes/client-node';
@@ -39,11 +41,19 @@ import type {
   Secret,
   Stored,
 } from './objects.js';
-import { DEFAULT_PAGE_SIZE, type DeleteResult, type KubernetesPort, type ListResult } from './port.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  type DeleteResult,
+  type KubernetesPort,
+  type ListResult,
+  type PatchResult,
+} from './port.js';
 import { Semaphore } from './semaphore.js';
 
 /** Kubernetes' own verb names (as in apiserver metrics); `update` is a replace (PUT). */
-export type KubeVerb = 'get' | 'list' | 'create' | 'update' | 'delete';
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export type KubeVerb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete';
 
 export interface KubeCallReport {
   verb: KubeVerb;
@@ -142,6 +152,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
   private readonly pdbs: Operations<PodDisruptionBudget>;
   private readonly jobs: Operations<Job>;
   private readonly apps: AppsV1Api;
+  private readonly batch: BatchV1Api;
 
   constructor(connection: KubeConnection | KubeConfig, options: ClientNodeKubernetesOptions = {}) {
     const kc = clientNodeConfig(connection);
@@ -163,6 +174,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
     const policy = new PolicyV1Api(configuration);
     this.core = core;
     this.apps = apps;
+    this.batch = batch;
     // Background propagation everywhere: for Jobs the batch/v1 default would orphan the pods; for the
     // rest it is the default anyway, and being explicit keeps the behaviour independent of the kind.
     const propagationPolicy = 'Background';
@@ -296,6 +308,58 @@ export class ClientNodeKubernetes implements KubernetesPort {
         : this.core.listNamespacedPodWithHttpInfo({ ...page, namespace, labelSelector }),
     );
     return result as ListResult<Stored<Pod>>;
+  }
+
+  annotatePod(
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PatchResult> {
+    return this.annotate({ verb: 'patch', resource: 'pods', namespace, name }, () =>
+      this.core.patchNamespacedPodWithHttpInfo(
+        { namespace, name, body: { metadata: { annotations } } },
+        MERGE_PATCH,
+      ),
+    );
+  }
+
+  annotateJob(
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PatchResult> {
+    return this.annotate({ verb: 'patch', resource: 'jobs', namespace, name }, () =>
+      this.batch.patchNamespacedJobWithHttpInfo(
+        { namespace, name, body: { metadata: { annotations } } },
+        MERGE_PATCH,
+      ),
+    );
+  }
+
+  async listJobs(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<Job>>> {
+    const result = await this.list('jobs', namespace, pageSize, (page) =>
+      namespace === undefined
+        ? this.batch.listJobForAllNamespacesWithHttpInfo({ ...page, labelSelector })
+        : this.batch.listNamespacedJobWithHttpInfo({ ...page, namespace, labelSelector }),
+    );
+    return result as ListResult<Stored<Job>>;
+  }
+
+  private async annotate<A extends Answer>(
+    ctx: CallContext & { verb: KubeVerb },
+    send: () => Promise<A>,
+  ): Promise<PatchResult> {
+    try {
+      await this.call(ctx, send);
+      return 'patched';
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return 'absent';
+      throw classify(e, ctx);
+    }
   }
 
   async deletePod(namespace: string, name: string): Promise<DeleteResult> {

@@ -23,7 +23,13 @@ import type {
   Secret,
   Stored,
 } from './objects.js';
-import { DEFAULT_PAGE_SIZE, type DeleteResult, type KubernetesPort, type ListResult } from './port.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  type DeleteResult,
+  type KubernetesPort,
+  type ListResult,
+  type PatchResult,
+} from './port.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 
 export type FakeResource =
@@ -345,6 +351,48 @@ export class FakeKubernetes implements KubernetesPort {
   }
   deletePod(namespace: string, name: string): Promise<DeleteResult> {
     return this.remove('pods', namespace, name);
+  }
+  annotatePod(
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PatchResult> {
+    return this.annotate('pods', namespace, name, annotations);
+  }
+  listJobs(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<Job>>> {
+    return this.list('jobs', namespace, { labelSelector, pageSize });
+  }
+  annotateJob(
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PatchResult> {
+    return this.annotate('jobs', namespace, name, annotations);
+  }
+
+  /** A merge patch of metadata.annotations, as the adapter sends it: unconditional, null removes. */
+  private async annotate(
+    resource: 'pods' | 'jobs',
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PatchResult> {
+    const current = await this.get<KubeObject>(resource, namespace, name);
+    if (!current) return 'absent';
+    const next = structuredClone(current) as KubeObject & { metadata: ObjectMeta };
+    const merged: Record<string, string> = { ...(next.metadata.annotations ?? {}) };
+    for (const [k, v] of Object.entries(annotations)) {
+      if (v === null) delete merged[k];
+      else merged[k] = v;
+    }
+    next.metadata.annotations = merged;
+    delete next.metadata.resourceVersion;
+    await this.replace(resource, namespace, next);
+    return 'patched';
   }
 
   listEvents(

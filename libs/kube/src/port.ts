@@ -27,6 +27,7 @@ import type {
 } from './objects.js';
 
 export type DeleteResult = 'deleted' | 'absent';
+export type PatchResult = 'patched' | 'absent';
 
 export interface ListResult<T> {
   items: T[];
@@ -75,6 +76,18 @@ export interface KubernetesPort {
   /** Deletes the Job and, in the background, its pods (batch/v1 would orphan them by default). */
   deleteJob(namespace: string, name: string): Promise<DeleteResult>;
 
+  listJobs(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Stored<Job>>>;
+  /** Merges annotations into a Job's (null removes one): marks what was reported about it. */
+  annotateJob(
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PatchResult>;
+
   // v1 Pods: instance state, and stopping one instance.
   listPods(
     namespace: string | undefined,
@@ -82,6 +95,12 @@ export interface KubernetesPort {
     pageSize?: number,
   ): Promise<ListResult<Stored<Pod>>>;
   deletePod(namespace: string, name: string): Promise<DeleteResult>;
+  /** Merges annotations into a Pod's (null removes one): marks the crashes already reported. */
+  annotatePod(
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+  ): Promise<PatchResult>;
 
   /** v1 Events, e.g. `involvedObject.name=web-0,involvedObject.kind=Pod` (field selector syntax). */
   listEvents(

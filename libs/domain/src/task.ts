@@ -1,0 +1,106 @@
+/**
+ * One-off tasks and staging, as the service records them. Both run as Kubernetes Jobs and end with a
+ * callback to CC; the record is the source of truth for what to run and whether CC has been told.
+ */
+import type { RegistryCredentials } from './lrp.js';
+
+export interface EnvVarPair {
+  name: string;
+  value: string;
+}
+
+/** What runs in a task's or a buildpack staging's container. */
+export interface JobSpec {
+  image: string;
+  /** Empty: the image's entrypoint. */
+  command: string[];
+  environment: EnvVarPair[];
+  memoryMb: number;
+  diskMb: number;
+  cpuWeight: number;
+  registry?: RegistryCredentials;
+}
+
+export interface DesiredTask {
+  taskGuid: string;
+  name: string;
+  appGuid: string;
+  appName: string;
+  orgGuid: string;
+  orgName: string;
+  spaceGuid: string;
+  spaceName: string;
+  namespace: string;
+  completionCallback: string;
+  spec: JobSpec;
+}
+
+export interface BuildpackInfo {
+  name: string;
+  key: string;
+  url: string;
+  skipDetect: boolean;
+}
+
+export type StagingLifecycle =
+  | { type: 'docker'; image: string; registry?: RegistryCredentials }
+  | {
+      type: 'buildpack';
+      appBitsDownloadUri: string;
+      dropletUploadUri: string;
+      buildpacks: BuildpackInfo[];
+      buildpackCacheDownloadUri?: string;
+      buildpackCacheUploadUri?: string;
+      buildpackCacheChecksum?: string;
+      buildpackCacheChecksumAlgorithm?: string;
+    };
+
+export interface DesiredStaging {
+  stagingGuid: string;
+  appGuid: string;
+  appName: string;
+  orgGuid: string;
+  orgName: string;
+  spaceGuid: string;
+  spaceName: string;
+  namespace: string;
+  completionCallback: string;
+  environment: EnvVarPair[];
+  memoryMb: number;
+  diskMb: number;
+  cpuWeight: number;
+  lifecycle: StagingLifecycle;
+}
+
+/** How a task or staging ended, as CC is told. */
+export interface TaskOutcome {
+  failed: boolean;
+  /** Empty on success; e.g. `Error`, `OOMKilled`, `task was cancelled`. */
+  failureReason: string;
+}
+
+/** CC's staging result (`build_completed` body), success or StagingError. */
+export type StagingOutcome =
+  | {
+      failed: false;
+      result: {
+        lifecycle_type: 'docker' | 'buildpack';
+        lifecycle_metadata: Record<string, unknown>;
+        process_types: Record<string, string>;
+        execution_metadata: string;
+      };
+    }
+  | { failed: true; message: string };
+
+/** A crash CC hears of through /internal/v4/apps/<process_guid>/crashed. */
+export interface CrashReport {
+  processGuid: string;
+  instance: string;
+  index: number;
+  reason: string;
+  exitStatus: number;
+  exitDescription: string;
+  crashCount: number;
+  /** Unix seconds. */
+  crashTimestamp: number;
+}

@@ -384,12 +384,12 @@ export class FakeKubernetes implements KubernetesPort {
     const current = await this.get<KubeObject>(resource, namespace, name);
     if (!current) return 'absent';
     const next = structuredClone(current) as KubeObject & { metadata: ObjectMeta };
-    const merged: Record<string, string> = { ...(next.metadata.annotations ?? {}) };
+    const merged = new Map(Object.entries(next.metadata.annotations ?? {}));
     for (const [k, v] of Object.entries(annotations)) {
-      if (v === null) delete merged[k];
-      else merged[k] = v;
+      if (v === null) merged.delete(k);
+      else merged.set(k, v);
     }
-    next.metadata.annotations = merged;
+    next.metadata.annotations = Object.fromEntries(merged);
     delete next.metadata.resourceVersion;
     await this.replace(resource, namespace, next);
     return 'patched';

@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { createLogger } from '@opi/logging';
 import { JobProducer, producerConnection } from '@opi/queue';
-import { type CachedInstances, StateStore } from '@opi/state';
+import { type CachedInstances, StateStore, TaskStore } from '@opi/state';
 import { createApp } from '../../apps/api/src/index.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -51,7 +51,7 @@ beforeAll(async () => {
   const store = new StateStore(redis, PREFIX);
   const producer = new JobProducer({ connection: redis, prefix: PREFIX, attempts: 3 });
   producers.push(producer);
-  const deps = { store, producer, logger, defaults: DEFAULTS };
+  const deps = { store, tasks: new TaskStore(redis, PREFIX), producer, logger, defaults: DEFAULTS };
   env = {
     redis,
     store,
@@ -269,6 +269,7 @@ describe('GET /apps', () => {
     producers.push(producer);
     const app = createApp({
       store: new StateStore(env.redis, prefix),
+      tasks: new TaskStore(env.redis, prefix),
       producer,
       logger,
       bodyLimitBytes: BODY_LIMIT,
@@ -890,6 +891,7 @@ describe('when Redis is unreachable', () => {
     }
     down = createApp({
       store: new StateStore(deadRedis, `${PREFIX}-down`),
+      tasks: new TaskStore(deadRedis, `${PREFIX}-down`),
       producer: deadProducer,
       logger,
       bodyLimitBytes: BODY_LIMIT,

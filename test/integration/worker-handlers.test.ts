@@ -17,7 +17,7 @@ import {
 } from '@opi/kube';
 import { createLogger } from '@opi/logging';
 import { JobProducer, QUEUE_NAMES, workerConnection } from '@opi/queue';
-import { StateStore } from '@opi/state';
+import { StateStore, TaskStore } from '@opi/state';
 import {
   ANNOTATION_DESIRED_LRP,
   ANNOTATION_LAST_UPDATED,
@@ -39,6 +39,7 @@ import {
 import { stopInstance } from '../../apps/worker/src/handlers/stop-instance.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
 import { eventually } from '../support/eventually.js';
+import { CallbackClient } from '@opi/callbacks';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 /** Every key of this file starts with `${BASE}-`; each test has its own prefix below it. */
@@ -75,6 +76,11 @@ function newEnv(kube: FakeKubernetes = new FakeKubernetes()): Env {
     logger,
     runAsNonRoot: RUN_AS_NON_ROOT,
     syncNamespace: undefined,
+    tasks: new TaskStore(redis, prefix),
+    callbacks: new CallbackClient(),
+    ccInternalUrl: undefined,
+    staging: { recipeImage: 'registry.example/stager:1', insecureRegistries: [] },
+    finishedJobTtlSeconds: 600,
   };
   return { prefix, kube, store, producer, deps };
 }

@@ -9,8 +9,9 @@ import { errorBody } from '@opi/contract';
 import type { Logger } from '@opi/logging';
 import { errorHandler } from './errors.js';
 import { type AppRoutesDeps, appRoutes } from './routes/apps.js';
+import { type TaskRoutesDeps, taskRoutes } from './routes/tasks.js';
 
-export interface AppDeps extends AppRoutesDeps {
+export interface AppDeps extends AppRoutesDeps, TaskRoutesDeps {
   logger: Logger;
   bodyLimitBytes: number;
 }
@@ -35,6 +36,7 @@ export function createApp(deps: AppDeps): Express {
   // CC sends JSON; parse any content type so a missing header is not mistaken for a missing body.
   app.use(express.json({ limit: deps.bodyLimitBytes, type: () => true, strict: false }));
   app.use(appRoutes(deps));
+  app.use(taskRoutes(deps));
   app.use((req, res) => {
     res.status(404).json(errorBody(`no route for ${req.method} ${req.path}`));
   });

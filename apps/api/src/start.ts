@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { Settings } from '@opi/config';
 import type { Logger } from '@opi/logging';
 import { JobProducer, producerConnection } from '@opi/queue';
-import { StateStore } from '@opi/state';
+import { StateStore, TaskStore } from '@opi/state';
 import { createApp } from './app.js';
 
 export interface RunningApi {
@@ -31,13 +31,16 @@ export async function startApi(settings: Settings, logger: Logger): Promise<Runn
   ]);
   if (!ready) logger.warn({ url: settings.redisUrl }, 'Redis is not ready; answering 503 until it is');
   const store = new StateStore(redis, settings.queuePrefix);
+  const tasks = new TaskStore(redis, settings.queuePrefix);
   const producer = new JobProducer({
     connection: redis,
     prefix: settings.queuePrefix,
     attempts: settings.worker.attempts,
+    callbackAttempts: settings.cc.attempts,
   });
   const app = createApp({
     store,
+    tasks,
     producer,
     logger,
     bodyLimitBytes: settings.http.bodyLimitBytes,

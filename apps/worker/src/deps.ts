@@ -2,7 +2,8 @@
 import type { KubernetesPort } from '@opi/kube';
 import type { Logger } from '@opi/logging';
 import type { JobProducer } from '@opi/queue';
-import type { StateStore } from '@opi/state';
+import type { CallbackClient } from '@opi/callbacks';
+import type { StateStore, TaskStore } from '@opi/state';
 
 export interface HandlerDeps {
   store: StateStore;
@@ -12,4 +13,11 @@ export interface HandlerDeps {
   runAsNonRoot: boolean;
   /** Where the sync looks for workloads: one namespace, or undefined for all (LRPs may name their own). */
   syncNamespace: string | undefined;
+  tasks: TaskStore;
+  callbacks: CallbackClient;
+  /** CC's internal API for crash reports; crash reports are off without it. */
+  ccInternalUrl: string | undefined;
+  staging: { recipeImage: string; insecureRegistries: string[] };
+  /** Finished Jobs that CC has been told of are deleted after this long. */
+  finishedJobTtlSeconds: number;
 }

@@ -3,7 +3,8 @@ import type { Settings } from '@opi/config';
 import { ClientNodeKubernetes, type KubeConnection } from '@opi/kube';
 import type { Logger } from '@opi/logging';
 import { JobProducer, workerConnection } from '@opi/queue';
-import { StateStore } from '@opi/state';
+import { CallbackClient, loadTls } from '@opi/callbacks';
+import { StateStore, TaskStore } from '@opi/state';
 import { type RunningWorkers, startWorkers } from './workers.js';
 
 export interface RunningWorker {
@@ -25,6 +26,7 @@ export async function startWorker(
     connection: redis,
     prefix: settings.queuePrefix,
     attempts: settings.worker.attempts,
+    callbackAttempts: settings.cc.attempts,
   });
   const kube = new ClientNodeKubernetes(cluster);
   const workers = startWorkers(
@@ -36,6 +38,11 @@ export async function startWorker(
       runAsNonRoot: settings.runAsNonRoot,
       // LRPs may name their own namespace, so the sync looks at every namespace it may read.
       syncNamespace: undefined,
+      tasks: new TaskStore(redis, settings.queuePrefix),
+      callbacks: new CallbackClient({ tls: loadTls(settings.cc.tls), timeoutMs: settings.cc.timeoutMs }),
+      ccInternalUrl: settings.cc.internalUrl,
+      staging: settings.staging,
+      finishedJobTtlSeconds: settings.finishedJobTtlSeconds,
     },
     {
       connection: redis,

@@ -7,11 +7,14 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { KubeApiError } from '@opi/kube';
-import { JOBS, QUEUE_NAMES, jobKeyOf } from '@opi/queue';
+import { JOBS, type JobKey, type JobPayload, QUEUE_NAMES, jobKeyOf } from '@opi/queue';
 import type { HandlerDeps } from './deps.js';
 import { convergeLrp } from './handlers/converge-lrp.js';
 import { stopInstance } from './handlers/stop-instance.js';
 import { syncCluster } from './handlers/sync-cluster.js';
+import { reportCrash } from './handlers/crash.js';
+import { reportStaging, stage } from './handlers/staging.js';
+import { cancelTask, reportTask, runTask } from './handlers/tasks.js';
 
 export interface WorkerOptions {
   connection: Redis;
@@ -28,24 +31,37 @@ export interface RunningWorkers {
   close(timeoutMs: number): Promise<void>;
 }
 
+type Handlers = {
+  [K in JobKey]: (deps: HandlerDeps, opts: WorkerOptions, payload: JobPayload<K>) => Promise<unknown>;
+};
+
+/** Every registered job has its handler here; the compiler refuses a job without one. */
+const HANDLERS: Handlers = {
+  convergeLrp: (deps, _o, p) => convergeLrp(deps, p.processGuid),
+  stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName),
+  syncCluster: async (deps, opts) =>
+    (await syncCluster(deps, opts.syncLockTtlMs)) ?? 'skipped: another sync is running',
+  runTask: (deps, _o, p) => runTask(deps, p.taskGuid),
+  cancelTask: (deps, _o, p) => cancelTask(deps, p.taskGuid),
+  stage: (deps, _o, p) => stage(deps, p.stagingGuid),
+  reportTask: (deps, _o, p) => reportTask(deps, p.taskGuid),
+  reportStaging: (deps, _o, p) => reportStaging(deps, p.stagingGuid),
+  reportCrash: (deps, _o, p) => reportCrash(deps, p),
+};
+
+async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, data: unknown): Promise<unknown> {
+  const parsed = JOBS[key].schema.safeParse(data);
+  if (!parsed.success) throw new UnrecoverableError(`invalid payload: ${parsed.error.message}`);
+  // The table is typed per job, and the payload was just checked against that job's own schema.
+  const handler = HANDLERS[key] as (d: HandlerDeps, o: WorkerOptions, p: unknown) => Promise<unknown>;
+  return handler(deps, opts, parsed.data);
+}
+
 async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promise<unknown> {
   const key = jobKeyOf(job.name);
   if (!key) throw new UnrecoverableError(`unknown job name ${job.name}`);
   try {
-    switch (key) {
-      case 'convergeLrp': {
-        const p = JOBS.convergeLrp.schema.safeParse(job.data);
-        if (!p.success) throw new UnrecoverableError(`invalid payload: ${p.error.message}`);
-        return await convergeLrp(deps, p.data.processGuid);
-      }
-      case 'stopInstance': {
-        const p = JOBS.stopInstance.schema.safeParse(job.data);
-        if (!p.success) throw new UnrecoverableError(`invalid payload: ${p.error.message}`);
-        return await stopInstance(deps, p.data.processGuid, p.data.podName);
-      }
-      case 'syncCluster':
-        return (await syncCluster(deps, opts.syncLockTtlMs)) ?? 'skipped: another sync is running';
-    }
+    return await run(key, deps, opts, job.data);
   } catch (err) {
     if (err instanceof KubeApiError && !err.transient) {
       throw new UnrecoverableError(`kubernetes refused: ${err.status} ${err.reason}: ${err.message}`);
@@ -71,7 +87,15 @@ export function startWorkers(deps: HandlerDeps, opts: WorkerOptions): RunningWor
     ...common,
     concurrency: 1,
   });
-  const workers = [lrp, sync];
+  const task = new Worker(QUEUE_NAMES.task, (job) => dispatch(deps, opts, job), {
+    ...common,
+    concurrency: opts.concurrency,
+  });
+  const callback = new Worker(QUEUE_NAMES.callback, (job) => dispatch(deps, opts, job), {
+    ...common,
+    concurrency: opts.concurrency,
+  });
+  const workers = [lrp, sync, task, callback];
   for (const w of workers) {
     w.on('failed', (job, err) => {
       deps.logger.warn(

@@ -39,6 +39,20 @@ const schema = z.object({
   OPI_DROPLET_REGISTRY: z.string().min(1).max(253).default('registry.cf.internal'),
   OPI_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   OPI_SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(25_000),
+  /** CC's internal API, where crash reports go (e.g. https://cloud-controller-ng.service.cf.internal:9023). */
+  CC_INTERNAL_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Mutual TLS towards CC (its internal API asks for a client certificate). */
+  OPI_CC_CA_FILE: z.string().optional(),
+  OPI_CC_CERT_FILE: z.string().optional(),
+  OPI_CC_KEY_FILE: z.string().optional(),
+  OPI_CALLBACK_ATTEMPTS: int(1, 100).default(15),
+  OPI_CALLBACK_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  /** Image that stages buildpack apps (it writes its result to the termination message). */
+  OPI_STAGING_RECIPE_IMAGE: z.string().min(1).max(1024).default('cloudfoundry/opi-buildpack-stager:latest'),
+  /** Registries reached over plain http when reading docker image configs (comma-separated hosts). */
+  OPI_INSECURE_REGISTRIES: z.string().default(''),
+  /** How long a finished, reported task or staging Job is kept before it is deleted. */
+  OPI_FINISHED_JOB_TTL_SECONDS: int(0, 30 * 24 * 3600).default(600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -57,6 +71,14 @@ export interface Settings {
   dropletRegistry: string;
   shutdownTimeoutMs: number;
   logLevel: Env['LOG_LEVEL'];
+  cc: {
+    internalUrl: string | undefined;
+    tls: { caFile?: string; certFile?: string; keyFile?: string };
+    attempts: number;
+    timeoutMs: number;
+  };
+  staging: { recipeImage: string; insecureRegistries: string[] };
+  finishedJobTtlSeconds: number;
 }
 
 export class SettingsError extends Error {}
@@ -88,5 +110,22 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
     dropletRegistry: e.OPI_DROPLET_REGISTRY,
     shutdownTimeoutMs: e.OPI_SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    cc: {
+      internalUrl: e.CC_INTERNAL_URL,
+      tls: {
+        ...(e.OPI_CC_CA_FILE ? { caFile: e.OPI_CC_CA_FILE } : {}),
+        ...(e.OPI_CC_CERT_FILE ? { certFile: e.OPI_CC_CERT_FILE } : {}),
+        ...(e.OPI_CC_KEY_FILE ? { keyFile: e.OPI_CC_KEY_FILE } : {}),
+      },
+      attempts: e.OPI_CALLBACK_ATTEMPTS,
+      timeoutMs: e.OPI_CALLBACK_TIMEOUT_MS,
+    },
+    staging: {
+      recipeImage: e.OPI_STAGING_RECIPE_IMAGE,
+      insecureRegistries: e.OPI_INSECURE_REGISTRIES.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    },
+    finishedJobTtlSeconds: e.OPI_FINISHED_JOB_TTL_SECONDS,
   });
 }

@@ -310,16 +310,27 @@ export class ClientNodeKubernetes implements KubernetesPort {
     return result as ListResult<Stored<Pod>>;
   }
 
+  async getPod(namespace: string, name: string): Promise<Stored<Pod> | undefined> {
+    const ctx = { verb: 'get', resource: 'pods', namespace, name } as const;
+    try {
+      const answer = await this.call(ctx, () => this.core.readNamespacedPodWithHttpInfo({ namespace, name }));
+      return answer.data as unknown as Stored<Pod>;
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return undefined;
+      throw classify(e, ctx);
+    }
+  }
+
   annotatePod(
     namespace: string,
     name: string,
     annotations: Record<string, string | null>,
+    resourceVersion?: string,
   ): Promise<PatchResult> {
+    // A resourceVersion in a merge patch is a precondition: the server answers 409 if it moved on.
+    const metadata = { annotations, ...(resourceVersion ? { resourceVersion } : {}) };
     return this.annotate({ verb: 'patch', resource: 'pods', namespace, name }, () =>
-      this.core.patchNamespacedPodWithHttpInfo(
-        { namespace, name, body: { metadata: { annotations } } },
-        MERGE_PATCH,
-      ),
+      this.core.patchNamespacedPodWithHttpInfo({ namespace, name, body: { metadata } }, MERGE_PATCH),
     );
   }
 

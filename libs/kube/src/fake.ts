@@ -352,12 +352,16 @@ export class FakeKubernetes implements KubernetesPort {
   deletePod(namespace: string, name: string): Promise<DeleteResult> {
     return this.remove('pods', namespace, name);
   }
+  getPod(namespace: string, name: string): Promise<Stored<Pod> | undefined> {
+    return this.get('pods', namespace, name);
+  }
   annotatePod(
     namespace: string,
     name: string,
     annotations: Record<string, string | null>,
+    resourceVersion?: string,
   ): Promise<PatchResult> {
-    return this.annotate('pods', namespace, name, annotations);
+    return this.annotate('pods', namespace, name, annotations, resourceVersion);
   }
   listJobs(
     namespace: string | undefined,
@@ -380,9 +384,16 @@ export class FakeKubernetes implements KubernetesPort {
     namespace: string,
     name: string,
     annotations: Record<string, string | null>,
+    resourceVersion?: string,
   ): Promise<PatchResult> {
     const current = await this.get<KubeObject>(resource, namespace, name);
     if (!current) return 'absent';
+    if (resourceVersion && current.metadata?.resourceVersion !== resourceVersion) {
+      throw new ConflictError({
+        message: `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified`,
+        operation: `patch ${resource} ${namespace}/${name}`,
+      });
+    }
     const next = structuredClone(current) as KubeObject & { metadata: ObjectMeta };
     const merged = new Map(Object.entries(next.metadata.annotations ?? {}));
     for (const [k, v] of Object.entries(annotations)) {

@@ -95,11 +95,16 @@ export interface KubernetesPort {
     pageSize?: number,
   ): Promise<ListResult<Stored<Pod>>>;
   deletePod(namespace: string, name: string): Promise<DeleteResult>;
-  /** Merges annotations into a Pod's (null removes one): marks the crashes already reported. */
+  getPod(namespace: string, name: string): Promise<Stored<Pod> | undefined>;
+  /**
+   * Merges annotations into a Pod's (null removes one): marks the crashes already reported. With a
+   * resourceVersion, a pod changed since then is a ConflictError (so the marker only ever grows).
+   */
   annotatePod(
     namespace: string,
     name: string,
     annotations: Record<string, string | null>,
+    resourceVersion?: string,
   ): Promise<PatchResult>;
 
   /** v1 Events, e.g. `involvedObject.name=web-0,involvedObject.kind=Pod` (field selector syntax). */

@@ -10,6 +10,8 @@ export interface ProducerOptions {
   connection: Redis;
   prefix: string;
   attempts: number;
+  /** Tries of a report to CC; backoff doubles from 2 s, so 15 tries span about nine hours. */
+  callbackAttempts?: number;
 }
 
 /** Kept finished jobs: enough to see what happened, bounded so Redis does not grow forever. */
@@ -33,7 +35,64 @@ export class JobProducer {
           ...RETENTION,
         },
       });
-    this.queues = { [QUEUE_NAMES.lrp]: mk(QUEUE_NAMES.lrp), [QUEUE_NAMES.sync]: mk(QUEUE_NAMES.sync) };
+    this.queues = {
+      [QUEUE_NAMES.lrp]: mk(QUEUE_NAMES.lrp),
+      [QUEUE_NAMES.sync]: mk(QUEUE_NAMES.sync),
+      [QUEUE_NAMES.task]: mk(QUEUE_NAMES.task),
+      [QUEUE_NAMES.callback]: mk(QUEUE_NAMES.callback),
+    };
+    this.callbackAttempts = options.callbackAttempts ?? 15;
+  }
+
+  private readonly callbackAttempts: number;
+
+  private async add<K extends 'runTask' | 'cancelTask' | 'stage'>(
+    key: K,
+    payload: JobPayload<K>,
+    id: string,
+  ): Promise<void> {
+    const spec = JOBS[key];
+    await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), { jobId: id });
+  }
+
+  private async report<K extends 'reportTask' | 'reportStaging' | 'reportCrash'>(
+    key: K,
+    payload: JobPayload<K>,
+    id: string,
+  ): Promise<void> {
+    const spec = JOBS[key];
+    await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), {
+      jobId: id,
+      attempts: this.callbackAttempts,
+      backoff: { type: 'exponential', delay: 2000, jitter: 0.5 },
+    });
+  }
+
+  /** One job per task guid: posting a task twice runs it once. */
+  runTask(taskGuid: string): Promise<void> {
+    return this.add('runTask', { taskGuid }, jobId('run-task', taskGuid));
+  }
+
+  cancelTask(taskGuid: string): Promise<void> {
+    return this.add('cancelTask', { taskGuid }, jobId('cancel-task', taskGuid));
+  }
+
+  stage(stagingGuid: string): Promise<void> {
+    return this.add('stage', { stagingGuid }, jobId('stage', stagingGuid));
+  }
+
+  /** One report job per task: enqueued again by every sync until CC has it, it is still one job. */
+  reportTask(taskGuid: string): Promise<void> {
+    return this.report('reportTask', { taskGuid }, jobId('report-task', taskGuid));
+  }
+
+  reportStaging(stagingGuid: string): Promise<void> {
+    return this.report('reportStaging', { stagingGuid }, jobId('report-staging', stagingGuid));
+  }
+
+  /** One report per crash: the id is the pod and the restart it reports. */
+  reportCrash(payload: JobPayload<'reportCrash'>): Promise<void> {
+    return this.report('reportCrash', payload, jobId('crash', payload.podUid, payload.crashCount));
   }
 
   /**

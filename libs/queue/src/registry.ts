@@ -10,11 +10,17 @@ export const QUEUE_NAMES = {
   lrp: 'lrp',
   /** The periodic cluster sync; its own queue so an LRP backlog cannot delay the cache refresh. */
   sync: 'sync',
+  /** Running and cancelling tasks, staging. */
+  task: 'task',
+  /** Reports to CC (task and staging completions, crashes): their own queue, so a CC that is down
+   *  and their long retries hold up nothing else. */
+  callback: 'callback',
 } as const;
 
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 
 const processGuid = z.string().min(3).max(127);
+const guid = z.string().min(1).max(63);
 
 export const JOBS = {
   convergeLrp: {
@@ -31,6 +37,33 @@ export const JOBS = {
     name: 'sync-cluster',
     queue: QUEUE_NAMES.sync,
     schema: z.object({}),
+  },
+  runTask: { name: 'run-task', queue: QUEUE_NAMES.task, schema: z.object({ taskGuid: guid }) },
+  cancelTask: { name: 'cancel-task', queue: QUEUE_NAMES.task, schema: z.object({ taskGuid: guid }) },
+  stage: { name: 'stage', queue: QUEUE_NAMES.task, schema: z.object({ stagingGuid: guid }) },
+  reportTask: { name: 'report-task', queue: QUEUE_NAMES.callback, schema: z.object({ taskGuid: guid }) },
+  reportStaging: {
+    name: 'report-staging',
+    queue: QUEUE_NAMES.callback,
+    schema: z.object({ stagingGuid: guid }),
+  },
+  reportCrash: {
+    name: 'report-crash',
+    queue: QUEUE_NAMES.callback,
+    // The report itself (no secrets in it) and where to mark it sent.
+    schema: z.object({
+      processGuid,
+      instance: z.string().min(1).max(253),
+      index: z.int().min(0),
+      reason: z.string().max(1024),
+      exitStatus: z.int(),
+      exitDescription: z.string().max(4096),
+      crashCount: z.int().min(0),
+      crashTimestamp: z.int().min(0),
+      podNamespace: z.string().min(1).max(63),
+      podUid: z.string().min(1).max(64),
+      reportedUpTo: z.int(),
+    }),
   },
 } as const;
 

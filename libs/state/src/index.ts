@@ -1,2 +1,3 @@
 export * from './state-store.js';
 export * from './keys.js';
+export * from './task-store.js';

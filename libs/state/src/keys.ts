@@ -20,6 +20,12 @@ export function keys(prefix: string) {
     /** Hash of facts about the last sync. */
     syncMeta: `${prefix}:state:sync`,
     syncLock: `${prefix}:state:sync:lock`,
+    /** JSON TaskRecord per task guid. */
+    task: (taskGuid: string) => `${prefix}:state:task:${taskGuid}`,
+    /** Tasks CC has not been told the end of: GET /tasks. */
+    tasks: `${prefix}:state:tasks`,
+    /** JSON StagingRecord per staging guid. */
+    staging: (stagingGuid: string) => `${prefix}:state:staging:${stagingGuid}`,
   };
 }
 

@@ -47,3 +47,18 @@ for i = 2, #KEYS do
 end
 return 1
 `;
+
+/**
+ * Compare-and-set of a task or staging record, with its membership in a set and an optional expiry.
+ * KEYS: record, set. ARGV: expected current ('' = absent), new record, member, set op ('add' | 'rem' |
+ * 'none'), expiry in seconds ('0' = none).
+ */
+export const CAS_WITH_SET = `
+local cur = redis.call('GET', KEYS[1]) or ''
+if cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+if ARGV[4] == 'add' then redis.call('SADD', KEYS[2], ARGV[3])
+elseif ARGV[4] == 'rem' then redis.call('SREM', KEYS[2], ARGV[3]) end
+if ARGV[5] ~= '0' then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5])) end
+return 1
+`;

@@ -1,5 +1,6 @@
 /** The Deployment (apps/v1) that runs a desired LRP. */
 import type { DesiredLrp } from '@opi/domain';
+import { containerResources, containerSecurityContext } from './container.js';
 import { containerEnv } from './env.js';
 import type { Container, Deployment, DeploymentSpec, PodSpec, Volume, VolumeMount } from './k8s-objects.js';
 import {
@@ -21,17 +22,6 @@ export interface DeploymentSettings {
 /** The app's container name, the same in every LRP's pods. */
 export const APP_CONTAINER = 'opi';
 
-/** Memory and disk are CC's decimal megabytes; CPU weight 1–100 becomes that many millicores. */
-function resources(lrp: DesiredLrp): Container['resources'] {
-  const memory = `${lrp.memoryMb}M`;
-  const disk = `${lrp.diskMb}M`;
-  return {
-    requests: { memory, cpu: `${lrp.cpuWeight}m`, 'ephemeral-storage': disk },
-    // No CPU limit: CF shares CPU by weight, and a limit would throttle apps on idle nodes.
-    limits: { memory, 'ephemeral-storage': disk },
-  };
-}
-
 /** One PVC volume per mount, named by position so the names stay valid whatever the claim is called. */
 function volumes(lrp: DesiredLrp): { volumes: Volume[]; mounts: VolumeMount[] } {
   const named = lrp.volumeMounts.map((m, i) => ({ ...m, name: `volume-${i}` }));
@@ -51,9 +41,9 @@ function container(lrp: DesiredLrp, settings: DeploymentSettings, mounts: Volume
     ...(lrp.ports.length > 0
       ? { ports: lrp.ports.map((p) => ({ containerPort: p, protocol: 'TCP' as const })) }
       : {}),
-    resources: resources(lrp),
+    resources: containerResources(lrp),
     ...probesFor(lrp),
-    securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: settings.runAsNonRoot },
+    securityContext: containerSecurityContext(settings.runAsNonRoot),
     ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
   };
 }

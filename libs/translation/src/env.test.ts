@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { containerEnv } from './env.js';
+import { containerEnv, pairsEnv, podIdentityEnv } from './env.js';
 import type { EnvVar } from './k8s-objects.js';
 import { sampleLrp } from './lrp.fixture.js';
 
@@ -65,5 +65,29 @@ describe('containerEnv', () => {
     const a = containerEnv(sampleLrp({ environment: { X: '1', Y: '2', A: '3' } }));
     const b = containerEnv(sampleLrp({ environment: { A: '3', Y: '2', X: '1' } }));
     expect(a).toEqual(b);
+  });
+});
+
+describe('podIdentityEnv', () => {
+  it('is the downward API variables every CF container gets', () => {
+    expect(podIdentityEnv()).toEqual(DOWNWARD);
+  });
+});
+
+describe('pairsEnv', () => {
+  const own: EnvVar[] = [{ name: 'OWN', value: 'ours' }, field('POD_NAME', 'metadata.name')];
+  it.each<[string, { name: string; value: string }[], EnvVar[]]>([
+    ['nothing requested', [], own],
+    [
+      'request order kept, then our own',
+      [
+        { name: 'Z', value: '1' },
+        { name: 'A', value: '2' },
+      ],
+      [{ name: 'Z', value: '1' }, { name: 'A', value: '2' }, ...own],
+    ],
+    ['ours replace request variables of the same name', [{ name: 'OWN', value: 'theirs' }], own],
+  ])('%s', (_what, pairs, expected) => {
+    expect(pairsEnv(pairs, own)).toEqual(expected);
   });
 });

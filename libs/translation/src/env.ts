@@ -1,5 +1,5 @@
 /** The app container's environment: the request's, plus what Diego gives every CF instance. */
-import type { DesiredLrp } from '@opi/domain';
+import type { DesiredLrp, EnvVarPair } from '@opi/domain';
 import type { EnvVar } from './k8s-objects.js';
 
 function fromField(name: string, fieldPath: string): EnvVar {
@@ -23,13 +23,26 @@ function instanceEnv(lrp: DesiredLrp): EnvVar[] {
           { name: 'CF_INSTANCE_ADDR', value: `0.0.0.0:${port}` },
           { name: 'CF_INSTANCE_PORTS', value: JSON.stringify([{ external: port, internal: port }]) },
         ];
+  return [...portEnv, ...podIdentityEnv()];
+}
+
+/** The pod's own name, uid and IP from the downward API, as Diego gives every container, tasks' too. */
+export function podIdentityEnv(): EnvVar[] {
   return [
-    ...portEnv,
     fromField('POD_NAME', 'metadata.name'),
     fromField('CF_INSTANCE_GUID', 'metadata.uid'),
     fromField('CF_INSTANCE_IP', 'status.podIP'),
     fromField('CF_INSTANCE_INTERNAL_IP', 'status.podIP'),
   ];
+}
+
+/**
+ * A job's environment: the request's pairs in their order (CC sends tasks and staging an array, and its
+ * order is the user's), then the service's own variables, which replace request variables of the same name.
+ */
+export function pairsEnv(pairs: readonly EnvVarPair[], own: readonly EnvVar[]): EnvVar[] {
+  const reserved = new Set(own.map((e) => e.name));
+  return [...pairs.filter((p) => !reserved.has(p.name)).map(({ name, value }) => ({ name, value })), ...own];
 }
 
 /**

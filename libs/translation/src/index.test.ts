@@ -20,9 +20,22 @@ describe('@opi/translation', () => {
       'podToInstance',
       'assignIndexes',
       'crashInfo',
+      'taskJobName',
+      'taskToJob',
+      'taskRegistrySecret',
+      'TASK_SELECTOR',
+      'stagingJobName',
+      'stagingToJob',
+      'STAGING_SELECTOR',
+      'jobFinished',
+      'taskOutcome',
+      'stagingOutcome',
+      'crashReportsFor',
+      'reportedCrashesOf',
+      'CRASHES_REPORTED_ANNOTATION',
     ]) {
       expect(names).toContain(name);
     }
-    expect(names).not.toContain('sampleLrp');
+    for (const fixture of ['sampleLrp', 'sampleTask', 'sampleStaging']) expect(names).not.toContain(fixture);
   });
 });

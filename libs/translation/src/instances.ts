@@ -1,5 +1,6 @@
 /** Pods as CC's instances: Diego's states, start times, indexes and crash details. */
 import type { InstanceInfo, InstanceState } from '@opi/domain';
+import { containerStatusOf, latestTermination, terminationDescription } from './container-status.js';
 import { APP_CONTAINER } from './deployment.js';
 import type { ContainerStatus, Pod } from './k8s-objects.js';
 import { unixNanos, unixSeconds } from './time.js';
@@ -75,9 +76,8 @@ export function instanceStateOf(pod: Pod): InstanceState {
 }
 
 /** The app container's status (the one named `opi`, else the first). */
-function appStatus(pod: Pod): ContainerStatus | undefined {
-  const statuses = pod.status?.containerStatuses ?? [];
-  return statuses.find((c) => c.name === APP_CONTAINER) ?? statuses[0];
+export function appStatus(pod: Pod): ContainerStatus | undefined {
+  return containerStatusOf(pod, APP_CONTAINER);
 }
 
 /** The instance's start: its container's current run, else the pod's start, in Unix nanoseconds; 0 if unknown. */
@@ -119,8 +119,8 @@ export function crashInfo(pod: Pod): CrashInfo | undefined {
   const crashed = allStatuses(pod).find(isCrashed);
   if (!crashed) return undefined;
   const waiting = crashed.state?.waiting;
-  const terminated = crashed.state?.terminated ?? crashed.lastState?.terminated;
-  const description = [terminated?.reason, terminated?.message].filter(Boolean).join(': ');
+  const terminated = latestTermination(crashed);
+  const description = terminationDescription(terminated);
   return {
     reason: waiting?.reason || terminated?.reason || 'Error',
     exitStatus: terminated?.exitCode ?? 0,

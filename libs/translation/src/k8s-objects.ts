@@ -354,6 +354,52 @@ export interface Deployment {
   status?: DeploymentStatus;
 }
 
+// --- Jobs (tasks and staging) -------------------------------------------------------------------------
+
+export interface JobSpec {
+  template: PodTemplateSpec;
+  parallelism?: number;
+  completions?: number;
+  backoffLimit?: number;
+  activeDeadlineSeconds?: number;
+  ttlSecondsAfterFinished?: number;
+  selector?: LabelSelector;
+  manualSelector?: boolean;
+  suspend?: boolean;
+}
+
+/**
+ * `Complete` and `Failed` end a Job; since Kubernetes 1.31 `SuccessCriteriaMet` and `FailureTarget` come
+ * first, while the pods are still terminating.
+ */
+export interface JobCondition {
+  type: string;
+  status: ConditionStatus;
+  reason?: string;
+  message?: string;
+  lastProbeTime?: Time | null;
+  lastTransitionTime?: Time | null;
+}
+
+export interface JobStatus {
+  active?: number;
+  succeeded?: number;
+  failed?: number;
+  ready?: number;
+  terminating?: number;
+  startTime?: Time | null;
+  completionTime?: Time | null;
+  conditions?: JobCondition[];
+}
+
+export interface Job {
+  apiVersion?: 'batch/v1';
+  kind?: 'Job';
+  metadata: ObjectMeta;
+  spec?: JobSpec;
+  status?: JobStatus;
+}
+
 export interface Secret {
   apiVersion?: 'v1';
   kind?: 'Secret';

@@ -10,6 +10,7 @@ import {
   lrpSelectorString,
   podAnnotationsFor,
   selectorFor,
+  validLabels,
 } from './labels.js';
 import { GUID, VERSION, sampleLrp } from './lrp.fixture.js';
 
@@ -114,5 +115,19 @@ describe('podAnnotationsFor', () => {
     [{ 'cloudfoundry.org/process_guid': 'fake' }, { 'cloudfoundry.org/process_guid': `${GUID}-${VERSION}` }],
   ])('user %j → %j', (userAnnotations, expected) => {
     expect(podAnnotationsFor(sampleLrp({ userAnnotations }))).toEqual(expected);
+  });
+});
+
+describe('validLabels', () => {
+  it('keeps the candidates with valid values, in order', () => {
+    expect(
+      validLabels([
+        ['a', 'ok'],
+        ['b', ''],
+        ['c', 'not ok'],
+        ['d', 'x'.repeat(64)],
+        ['e', 'fine.too'],
+      ]),
+    ).toEqual({ a: 'ok', e: 'fine.too' });
   });
 });

@@ -41,7 +41,7 @@ export function isLabelValue(value: string): boolean {
  * values are left out too; they would only match `key=` selectors.
  */
 export function labelsFor(lrp: DesiredLrp): Record<string, string> {
-  const candidates: [string, string][] = [
+  return validLabels([
     [LABEL_GUID, lrp.guid],
     [LABEL_VERSION, lrp.version],
     [LABEL_SOURCE_TYPE, SOURCE_TYPE_APP],
@@ -50,7 +50,11 @@ export function labelsFor(lrp: DesiredLrp): Record<string, string> {
     [LABEL_SPACE_GUID, lrp.spaceGuid],
     [LABEL_ORG_GUID, lrp.orgGuid],
     [LABEL_MANAGED_BY, MANAGED_BY],
-  ];
+  ]);
+}
+
+/** The candidate labels whose values Kubernetes accepts (see labelsFor for why the others are dropped). */
+export function validLabels(candidates: readonly (readonly [string, string])[]): Record<string, string> {
   return Object.fromEntries(candidates.filter(([, value]) => isLabelValue(value)));
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { sampleLrp } from './lrp.fixture.js';
-import { namePrefix, registrySecretName, workloadName } from './names.js';
+import { dnsLabelPart, namePrefix, registrySecretName, shortHash, workloadName } from './names.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -50,5 +50,25 @@ describe('registrySecretName', () => {
     const lrp = sampleLrp();
     expect(registrySecretName(lrp)).toBe(`${workloadName(lrp)}-registry`);
     expect(registrySecretName(lrp)).toMatch(DNS_LABEL);
+  });
+});
+
+describe('dnsLabelPart', () => {
+  it.each<[string, number, string]>([
+    ['My App', 40, 'my-app'],
+    ['ABC_DEF.9', 8, 'abc-def'],
+    ['--x--', 8, 'x'],
+    ['', 8, ''],
+    ['日本語', 8, ''],
+    ['abcdefghij', 4, 'abcd'],
+  ])('%j, %i → %j', (text, max, expected) => {
+    expect(dnsLabelPart(text, max)).toBe(expected);
+  });
+});
+
+describe('shortHash', () => {
+  it('is the first 10 hex characters of sha256', () => {
+    expect(shortHash('abc')).toBe('ba7816bf8f');
+    expect(shortHash('')).toBe('e3b0c44298');
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { labelsFor } from './labels.js';
 import { sampleLrp } from './lrp.fixture.js';
 import { registrySecretName } from './names.js';
-import { registrySecret } from './secret.js';
+import { dockerConfigSecret, registrySecret } from './secret.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
@@ -38,5 +38,22 @@ describe('registrySecret', () => {
 
   it('is undefined without credentials', () => {
     expect(registrySecret(sampleLrp({ registry: undefined }))).toBeUndefined();
+  });
+});
+
+describe('dockerConfigSecret', () => {
+  it('holds the credentials under the given metadata', () => {
+    const metadata = { name: 's', namespace: 'ns', labels: { a: 'b' } };
+    const secret = dockerConfigSecret(metadata, { server: 'r.example.com', username: 'u', password: 'p' });
+    expect(secret).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata,
+      type: 'kubernetes.io/dockerconfigjson',
+      data: { '.dockerconfigjson': expect.any(String) },
+    });
+    expect(JSON.parse(unb64(secret.data!['.dockerconfigjson']!))).toEqual({
+      auths: { 'r.example.com': { username: 'u', password: 'p', auth: b64('u:p') } },
+    });
   });
 });

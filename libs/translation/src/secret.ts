@@ -1,5 +1,5 @@
 /** The image pull Secret of an LRP whose image is in a private registry. */
-import type { DesiredLrp } from '@opi/domain';
+import type { DesiredLrp, RegistryCredentials } from '@opi/domain';
 import type { Secret } from './k8s-objects.js';
 import { labelsFor } from './labels.js';
 import { registrySecretName } from './names.js';
@@ -14,13 +14,24 @@ export const DOCKER_CONFIG_JSON_KEY = '.dockerconfigjson';
  */
 export function registrySecret(lrp: DesiredLrp): Secret | undefined {
   if (!lrp.registry) return undefined;
+  return dockerConfigSecret(
+    { name: registrySecretName(lrp), namespace: lrp.namespace, labels: labelsFor(lrp) },
+    lrp.registry,
+  );
+}
+
+/** A `kubernetes.io/dockerconfigjson` Secret holding `credentials`, for any workload's image pull. */
+export function dockerConfigSecret(
+  metadata: { name: string; namespace: string; labels: Record<string, string> },
+  credentials: RegistryCredentials,
+): Secret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: registrySecretName(lrp), namespace: lrp.namespace, labels: labelsFor(lrp) },
+    metadata,
     type: DOCKER_CONFIG_JSON_TYPE,
     data: {
-      [DOCKER_CONFIG_JSON_KEY]: Buffer.from(dockerConfigJson(lrp.registry), 'utf8').toString('base64'),
+      [DOCKER_CONFIG_JSON_KEY]: Buffer.from(dockerConfigJson(credentials), 'utf8').toString('base64'),
     },
   };
 }

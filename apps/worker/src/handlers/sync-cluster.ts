@@ -20,17 +20,23 @@ import {
   LABEL_VERSION,
   type Pod,
   assignIndexes,
+  crashReportsFor,
+  reportedCrashesOf,
   lrpFromDeployment,
   podToInstance,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
 import { ANNOTATION_GENERATION } from './converge-lrp.js';
+import { type JobSyncReport, syncJobs } from './sync-jobs.js';
 
 export interface SyncReport {
   deployments: number;
   pods: number;
   converging: number;
   adopted: number;
+  /** Crash reports enqueued. */
+  crashes: number;
+  jobs: JobSyncReport;
   durationMs: number;
 }
 
@@ -101,6 +107,7 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
       }),
     });
   }
+  const crashes = deps.ccInternalUrl ? await enqueueCrashReports(deps, podsByGuid, cache) : 0;
   await store.writeCache(cache, {
     syncedAt: Date.now(),
     durationMs: Date.now() - started,
@@ -142,11 +149,14 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
     }
   }
   await store.showExisting(showExisting, drop);
+  const jobs = await syncJobs(deps);
   const report = {
     deployments: deployments.items.length,
     pods: pods.items.length,
     converging,
     adopted,
+    crashes,
+    jobs,
     durationMs: Date.now() - started,
   };
   deps.logger.info(report, 'sync done');
@@ -161,4 +171,34 @@ function schedEntryOf(rec: Extract<LrpRecord, { state: 'stopped' }>, d: Deployme
     rec.version,
     d.metadata.annotations?.[ANNOTATION_LAST_UPDATED] ?? '',
   );
+}
+
+/** One report per crash not yet marked on its pod; the job id (pod uid, crash count) makes repeats free. */
+async function enqueueCrashReports(
+  deps: HandlerDeps,
+  podsByGuid: Map<string, Pod[]>,
+  cache: Map<string, CachedInstances>,
+): Promise<number> {
+  let n = 0;
+  for (const [pg, list] of podsByGuid) {
+    const assignments = cache.get(pg)?.assignments ?? {};
+    for (const pod of list) {
+      const { reports, reportedUpTo } = crashReportsFor(
+        pod,
+        pg,
+        assignments[pod.metadata.name] ?? 0,
+        reportedCrashesOf(pod),
+      );
+      for (const r of reports) {
+        await deps.producer.reportCrash({
+          ...r,
+          podNamespace: pod.metadata.namespace ?? '',
+          podUid: pod.metadata.uid ?? '',
+          reportedUpTo,
+        });
+        n++;
+      }
+    }
+  }
+  return n;
 }

@@ -1,0 +1,96 @@
+/**
+ * The contract's task and staging routes. As for apps: validate, record, enqueue; the workers run the
+ * Job and report to CC. A task leaves GET /tasks once CC has been told its end (that is how CC tells a
+ * lost task from a running one).
+ */
+import { Router, type Request } from 'express';
+import type { z } from 'zod';
+import {
+  type DesireDefaults,
+  describeIssues,
+  stagingRequestSchema,
+  taskGuidParam,
+  taskRequestSchema,
+  toDesiredStaging,
+  toDesiredTask,
+} from '@opi/contract';
+import { ValidationError } from '@opi/domain';
+import type { JobProducer } from '@opi/queue';
+import type { TaskStore } from '@opi/state';
+
+export interface TaskRoutesDeps {
+  tasks: TaskStore;
+  producer: JobProducer;
+  defaults: DesireDefaults;
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
+  if (value === undefined) throw new ValidationError(`${what}: a JSON body is required`);
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ValidationError(`invalid ${what}: ${describeIssues(r.error)}`);
+  return r.data;
+}
+
+function guidParam(req: Request, name: string): string {
+  const r = taskGuidParam.safeParse(req.params[name]);
+  if (!r.success) throw new ValidationError(`invalid ${name} in path: ${describeIssues(r.error)}`);
+  return r.data;
+}
+
+export function taskRoutes({ tasks, producer, defaults }: TaskRoutesDeps): Router {
+  const r = Router();
+
+  r.post('/tasks/:task_guid', async (req, res) => {
+    const taskGuid = guidParam(req, 'task_guid');
+    const body = parse(taskRequestSchema, req.body, 'task request');
+    const created = await tasks.createTask(toDesiredTask(taskGuid, body, defaults));
+    req.log.info({ taskGuid, created }, 'task desired');
+    // Posting the same task twice runs it once: the record exists, and the job id is the task guid.
+    if (created) await producer.runTask(taskGuid);
+    res.status(202).end();
+  });
+
+  r.get('/tasks', async (_req, res) => {
+    const guids = await tasks.unreportedTaskGuids();
+    res.status(200).json(guids.sort().map((guid) => ({ guid })));
+  });
+
+  r.get('/tasks/:task_guid', async (req, res) => {
+    const taskGuid = guidParam(req, 'task_guid');
+    const rec = await tasks.getTask(taskGuid);
+    if (!rec || rec.reported) {
+      res.status(404).json({ message: `task ${taskGuid} not found` });
+      return;
+    }
+    res.status(200).json({ guid: taskGuid });
+  });
+
+  r.delete('/tasks/:task_guid', async (req, res) => {
+    const taskGuid = guidParam(req, 'task_guid');
+    const rec = await tasks.cancelTask(taskGuid);
+    if (!rec || rec.reported) {
+      res.status(404).json({ message: `task ${taskGuid} not found` });
+      return;
+    }
+    req.log.info({ taskGuid }, 'task cancel requested');
+    await producer.cancelTask(taskGuid);
+    res.status(204).end();
+  });
+
+  r.post('/stage/:staging_guid', async (req, res) => {
+    const stagingGuid = guidParam(req, 'staging_guid');
+    const body = parse(stagingRequestSchema, req.body, 'staging request');
+    if (body.staging_guid !== undefined && body.staging_guid !== stagingGuid) {
+      throw new ValidationError('staging_guid in the path does not match the body');
+    }
+    const created = await tasks.createStaging(toDesiredStaging(stagingGuid, body, defaults));
+    req.log.info(
+      { stagingGuid, created, lifecycle: body.lifecycle.docker_lifecycle ? 'docker' : 'buildpack' },
+      'staging requested',
+    );
+    if (created) await producer.stage(stagingGuid);
+    res.status(202).end();
+  });
+
+  return r;
+}

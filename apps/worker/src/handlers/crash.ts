@@ -1,0 +1,45 @@
+/**
+ * report-crash: one report per crash to CC's /internal/v4/apps/<process_guid>/crashed, then the pod's
+ * marker is raised to that crash count. The marker only grows (a resourceVersion precondition, retried
+ * on conflict), so reports finishing out of order never make the sync report a crash twice.
+ */
+import { crashReportBody, crashReportUrl } from '@opi/callbacks';
+import { ConflictError } from '@opi/kube';
+import type { JobPayload } from '@opi/queue';
+import { CRASHES_REPORTED_ANNOTATION, reportedCrashesOf } from '@opi/translation';
+import type { HandlerDeps } from '../deps.js';
+import { postToCc } from './report.js';
+
+export async function reportCrash(deps: HandlerDeps, p: JobPayload<'reportCrash'>): Promise<string> {
+  if (!deps.ccInternalUrl) return 'crash reports are off (no CC_INTERNAL_URL)';
+  const pod = await deps.kube.getPod(p.podNamespace, p.instance);
+  if (pod && pod.metadata.uid === p.podUid && reportedCrashesOf(pod) >= p.crashCount)
+    return 'already reported';
+  const { podNamespace: _ns, podUid: _uid, reportedUpTo: _upTo, ...report } = p;
+  const result = await postToCc(
+    deps,
+    crashReportUrl(deps.ccInternalUrl, p.processGuid),
+    crashReportBody(report),
+    {
+      processGuid: p.processGuid,
+      instance: p.instance,
+      crashCount: p.crashCount,
+    },
+  );
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const current = await deps.kube.getPod(p.podNamespace, p.instance);
+    if (current?.metadata.uid !== p.podUid || reportedCrashesOf(current) >= p.crashCount) break;
+    try {
+      await deps.kube.annotatePod(
+        p.podNamespace,
+        p.instance,
+        { [CRASHES_REPORTED_ANNOTATION]: String(p.crashCount) },
+        current.metadata.resourceVersion,
+      );
+      break;
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+    }
+  }
+  return result;
+}

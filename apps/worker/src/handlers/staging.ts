@@ -1,0 +1,72 @@
+/**
+ * Staging. Docker: the image's config is read from its registry (nothing runs in the cluster) and the
+ * result reported at once. Buildpack: a staging Job runs the recipe image; the sync notices its end,
+ * reads the result from the termination message and reports it.
+ */
+import { type StagingOutcome } from '@opi/domain';
+import { stagingCompletedBody } from '@opi/callbacks';
+import { RegistryError, executionMetadata, fetchImageConfig } from '@opi/registry';
+import { stagingJobName, stagingToJob } from '@opi/translation';
+import type { HandlerDeps } from '../deps.js';
+import { postToCc } from './report.js';
+import { REPORTED_ANNOTATION, createJobOnce } from './tasks.js';
+
+export async function stage(deps: HandlerDeps, stagingGuid: string): Promise<string> {
+  const rec = await deps.tasks.getStaging(stagingGuid);
+  if (!rec) return 'no record';
+  if (rec.outcome || rec.reported) return 'already staged';
+  const { staging } = rec;
+  if (staging.lifecycle.type === 'buildpack') {
+    const job = stagingToJob(staging, {
+      recipeImage: deps.staging.recipeImage,
+      runAsNonRoot: deps.runAsNonRoot,
+    });
+    await createJobOnce(deps.kube, staging.namespace, job);
+    return `job ${staging.namespace}/${job.metadata.name}`;
+  }
+  const { image, registry } = staging.lifecycle;
+  let outcome: StagingOutcome;
+  try {
+    const config = await fetchImageConfig(
+      image,
+      registry ? { username: registry.username, password: registry.password } : undefined,
+      {
+        insecureRegistries: deps.staging.insecureRegistries,
+      },
+    );
+    outcome = {
+      failed: false,
+      result: {
+        lifecycle_type: 'docker',
+        lifecycle_metadata: { docker_image: image },
+        process_types: { web: '' },
+        execution_metadata: executionMetadata(config),
+      },
+    };
+  } catch (err) {
+    // The registry's answer is the user's to act on (wrong name, credentials, registry down): a StagingError.
+    if (!(err instanceof RegistryError)) throw err;
+    outcome = { failed: true, message: err.message };
+  }
+  await deps.tasks.setStagingOutcome(stagingGuid, outcome);
+  await deps.producer.reportStaging(stagingGuid);
+  return outcome.failed ? `staging failed: ${outcome.message}` : 'staged';
+}
+
+export async function reportStaging(deps: HandlerDeps, stagingGuid: string): Promise<string> {
+  const rec = await deps.tasks.getStaging(stagingGuid);
+  if (!rec) return 'no record';
+  if (rec.reported) return 'already reported';
+  if (!rec.outcome) return 'not finished';
+  const result = await postToCc(deps, rec.staging.completionCallback, stagingCompletedBody(rec.outcome), {
+    stagingGuid,
+  });
+  if (rec.staging.lifecycle.type === 'buildpack') {
+    await deps.kube.annotateJob(rec.staging.namespace, stagingJobName(stagingGuid), {
+      [REPORTED_ANNOTATION]: new Date().toISOString(),
+    });
+  }
+  await deps.tasks.markStagingReported(stagingGuid);
+  deps.logger.info({ stagingGuid, failed: rec.outcome.failed, result }, 'staging completion reported');
+  return result;
+}

@@ -1,0 +1,21 @@
+/** Reading a pod's container statuses: which container, and how it last ended. */
+import type { ContainerStateTerminated, ContainerStatus, Pod } from './k8s-objects.js';
+
+/** The status of the container named `name`, else the first (a pod written by hand may name it otherwise). */
+export function containerStatusOf(pod: Pod, name: string): ContainerStatus | undefined {
+  const statuses = pod.status?.containerStatuses ?? [];
+  return statuses.find((c) => c.name === name) ?? statuses[0];
+}
+
+/**
+ * The container's latest termination: the current one, else the previous run's (a restarted container
+ * runs or waits in CrashLoopBackOff, and its exit is in lastState).
+ */
+export function latestTermination(status: ContainerStatus): ContainerStateTerminated | undefined {
+  return status.state?.terminated ?? status.lastState?.terminated;
+}
+
+/** `<reason>: <message>` of a termination, e.g. `OOMKilled` or `Error: panic: boom`; '' when neither is known. */
+export function terminationDescription(terminated: ContainerStateTerminated | undefined): string {
+  return [terminated?.reason, terminated?.message?.trim()].filter(Boolean).join(': ');
+}

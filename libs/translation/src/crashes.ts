@@ -1,0 +1,124 @@
+/**
+ * Crash reports for CC (`/internal/v4/apps/<process_guid>/crashed`): one per crash, not one per poll.
+ *
+ * What has been reported lives on the pod itself, in the annotation CRASHES_REPORTED_ANNOTATION: the
+ * highest `crash_count` reported so far for that pod, NONE_REPORTED (-1, also when the annotation is
+ * absent) before the first. Crash counts are restart numbers (1, 2, …, the container's restartCount), plus
+ * 0 for a container that never started (e.g. its image cannot be pulled), which is reported once, before
+ * any restart. The marker dies with the pod, as the restart count does, so nothing needs cleaning up.
+ *
+ * The caller reads the marker with reportedCrashesOf, sends the reports, then stores `reportedUpTo` when it
+ * differs. Storing it only after CC took the reports means a crash is reported twice at worst (a failed
+ * annotation write), never lost.
+ */
+import type { CrashReport } from '@opi/domain';
+import { latestTermination, terminationDescription } from './container-status.js';
+import { CRASH_WAITING_REASONS, appStatus } from './instances.js';
+import type { ContainerStatus, Pod } from './k8s-objects.js';
+import { unixSeconds } from './time.js';
+
+export const CRASHES_REPORTED_ANNOTATION = 'opi.cloudfoundry.org/crashes-reported';
+
+/** The marker's value before anything was reported. */
+export const NONE_REPORTED = -1;
+
+/**
+ * At most this many reports per call, the latest restarts. A pod found with many unreported restarts (the
+ * marker lost, the service down for a while) would otherwise flood CC with events that all carry the same,
+ * latest, termination; crash_count still says how many there were.
+ */
+export const MAX_CRASH_REPORTS = 10;
+
+/** Waiting reasons of a container that has never run, as opposed to one backing off between crashes. */
+const NEVER_STARTED: ReadonlySet<string> = new Set(
+  [...CRASH_WAITING_REASONS].filter((reason) => reason !== 'CrashLoopBackOff'),
+);
+
+export interface CrashReports {
+  /** Oldest first. */
+  reports: CrashReport[];
+  /** The new marker for CRASHES_REPORTED_ANNOTATION: the highest crash_count reported, never lower than before. */
+  reportedUpTo: number;
+}
+
+/** The pod's marker: the highest crash_count reported, NONE_REPORTED when absent or not a count. */
+export function reportedCrashesOf(pod: Pod): number {
+  const value = pod.metadata.annotations?.[CRASHES_REPORTED_ANNOTATION];
+  return value !== undefined && /^(?:-1|0|[1-9]\d{0,8})$/.test(value) ? Number(value) : NONE_REPORTED;
+}
+
+/** When the pod started, for crashes that have no termination time of their own; 0 when unknown. */
+function podStartSeconds(pod: Pod): number {
+  return unixSeconds(pod.status?.startTime) ?? unixSeconds(pod.metadata.creationTimestamp) ?? 0;
+}
+
+type CrashDetails = Omit<CrashReport, 'crashCount'>;
+
+/**
+ * The latest termination's details: the current one, else the previous run's. Without one (the kubelet
+ * lost it) the waiting reason, typically CrashLoopBackOff, is all there is to tell.
+ */
+function restartDetails(pod: Pod, status: ContainerStatus, processGuid: string, index: number): CrashDetails {
+  const terminated = latestTermination(status);
+  const waiting = status.state?.waiting;
+  const waitingReason =
+    waiting?.reason && CRASH_WAITING_REASONS.has(waiting.reason) ? waiting.reason : undefined;
+  return {
+    processGuid,
+    instance: pod.metadata.name,
+    index,
+    reason: terminated?.reason || waitingReason || 'Error',
+    exitStatus: terminated?.exitCode ?? 0,
+    exitDescription: terminationDescription(terminated) || waiting?.message || '',
+    crashTimestamp:
+      unixSeconds(terminated?.finishedAt) ??
+      unixSeconds(status.state?.running?.startedAt) ??
+      podStartSeconds(pod),
+  };
+}
+
+/**
+ * The crashes of the pod's app container not yet reported (`alreadyReported` is the pod's marker, see
+ * reportedCrashesOf): one report per restart after the marker, crash_count being the restart number, each
+ * with the latest termination's details (the kubelet keeps no older ones); or, for a container that never
+ * started (ErrImagePull, ImagePullBackOff, InvalidImageName, and CreateContainerConfigError, which is how a
+ * root image refused by runAsNonRoot shows), a single report with crash_count 0 while nothing was reported.
+ */
+export function crashReportsFor(
+  pod: Pod,
+  processGuid: string,
+  index: number,
+  alreadyReported: number,
+): CrashReports {
+  const unchanged: CrashReports = { reports: [], reportedUpTo: alreadyReported };
+  const status = appStatus(pod);
+  if (!status) return unchanged;
+
+  const restarts = status.restartCount;
+  if (restarts > 0) {
+    const first = Math.max(alreadyReported + 1, 1, restarts - MAX_CRASH_REPORTS + 1);
+    if (first > restarts) return unchanged;
+    const details = restartDetails(pod, status, processGuid, index);
+    const reports = Array.from({ length: restarts - first + 1 }, (_, i) => ({
+      ...details,
+      crashCount: first + i,
+    }));
+    return { reports, reportedUpTo: restarts };
+  }
+
+  const waiting = status.state?.waiting;
+  if (alreadyReported < 0 && waiting?.reason && NEVER_STARTED.has(waiting.reason)) {
+    const report: CrashReport = {
+      processGuid,
+      instance: pod.metadata.name,
+      index,
+      reason: waiting.reason,
+      exitStatus: 0,
+      exitDescription: waiting.message || waiting.reason,
+      crashCount: 0,
+      crashTimestamp: podStartSeconds(pod),
+    };
+    return { reports: [report], reportedUpTo: 0 };
+  }
+  return unchanged;
+}

@@ -1,0 +1,549 @@
+/**
+ * CallbackClient against a fake CC over real sockets: how each kind of answer or failure is reported,
+ * keep-alive, timeouts, CC going down and coming back, mutual TLS, and that URL credentials never leak
+ * into errors.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  CallbackClient,
+  CallbackTlsError,
+  CallbackUnavailableError,
+  CallbackUrlError,
+  crashReportBody,
+  crashReportUrl,
+  loadTls,
+  stagingCompletedBody,
+  taskCompletedBody,
+} from '@opi/callbacks';
+import { eventually } from '../support/eventually.js';
+import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
+
+const TASK_PATH = '/internal/v4/tasks';
+const SECRET_USER = 'cc_internal_user';
+const SECRET_PASSWORD = 's3cr3t-pa55';
+
+function taskUrl(base: string, guid: string): string {
+  return `${base}${TASK_PATH}/${guid}/completed`;
+}
+
+/** Userinfo spliced into a base URL, percent-encoded as CC would put it there. */
+function withCredentials(base: string): string {
+  return base.replace('://', `://${SECRET_USER}:${encodeURIComponent(`${SECRET_PASSWORD}@x`)}@`);
+}
+
+async function thrown(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+/** Every way an error might reach a log: message, stack, String(), JSON, own properties. */
+function everythingIn(e: Error): string {
+  return [e.message, e.stack, String(e), JSON.stringify(e), JSON.stringify(Object.entries(e))].join('\n');
+}
+
+function guid(): string {
+  return randomBytes(8).toString('hex');
+}
+
+describe('CallbackClient over http', () => {
+  let cc: FakeCc;
+  let client: CallbackClient;
+
+  beforeAll(async () => {
+    cc = await startFakeCc();
+    client = new CallbackClient({ timeoutMs: 2_000 });
+  });
+  afterAll(async () => {
+    client.close();
+    await cc.close();
+  });
+  beforeEach(async () => {
+    await cc.up();
+    cc.reset();
+    cc.rejectRepeats = false;
+  });
+
+  it('delivers a task completion as JSON', async () => {
+    const g = guid();
+    const body = taskCompletedBody(g, { failed: true, failureReason: 'OOMKilled' });
+    await expect(client.postJson(taskUrl(cc.url, g), body)).resolves.toStrictEqual({
+      kind: 'delivered',
+      status: 200,
+    });
+    expect(cc.calls).toHaveLength(1);
+    expect(cc.calls[0]).toMatchObject({
+      method: 'POST',
+      path: `${TASK_PATH}/${g}/completed`,
+      query: {},
+      body: { task_guid: g, failed: true, failure_reason: 'OOMKilled' },
+      clientCert: false,
+      status: 200,
+    });
+    expect(cc.calls[0]!.headers['content-type']).toBe('application/json');
+    expect(cc.calls[0]!.headers.authorization).toBeUndefined();
+  });
+
+  it('delivers a staging completion with its query, and a crash report', async () => {
+    const staging = `${cc.url}/internal/v3/staging/s-${guid()}/build_completed?start=true`;
+    const body = stagingCompletedBody({ failed: true, message: 'no buildpack' });
+    await expect(client.postJson(staging, body)).resolves.toMatchObject({ kind: 'delivered' });
+    const pg = `${guid()}-${guid()}`;
+    const crash = crashReportBody({
+      processGuid: pg,
+      instance: 'app-0',
+      index: 0,
+      reason: 'CrashLoopBackOff',
+      exitStatus: 1,
+      exitDescription: 'boom',
+      crashCount: 2,
+      crashTimestamp: 1589212345,
+    });
+    await expect(client.postJson(crashReportUrl(`${cc.url}/`, pg), crash)).resolves.toMatchObject({
+      kind: 'delivered',
+    });
+
+    const [s] = cc.callsTo('/internal/v3/staging/');
+    expect(s).toMatchObject({
+      query: { start: 'true' },
+      body: { error: { id: 'StagingError', message: 'no buildpack' } },
+    });
+    const [c] = cc.callsTo(`/internal/v4/apps/${pg}/crashed`);
+    expect(c!.body).toStrictEqual({ ...crash });
+  });
+
+  it('reuses one keep-alive connection for consecutive callbacks', async () => {
+    for (let i = 0; i < 3; i++) {
+      await expect(client.postJson(taskUrl(cc.url, guid()), {})).resolves.toMatchObject({
+        kind: 'delivered',
+      });
+    }
+    expect(new Set(cc.calls.map((c) => c.remotePort)).size).toBe(1);
+  });
+
+  it.each([400, 404, 409, 422])('%i is rejected, not thrown', async (status) => {
+    cc.answer(status, { body: { error_code: 'CF-Whatever', description: `answered ${status}` } });
+    const result = await client.postJson(taskUrl(cc.url, guid()), {});
+    expect(result).toStrictEqual({
+      kind: 'rejected',
+      status,
+      body: JSON.stringify({ error_code: 'CF-Whatever', description: `answered ${status}` }),
+    });
+  });
+
+  it('keeps only the first 500 characters of a rejection body', async () => {
+    cc.answer(404, { body: 'x'.repeat(5_000) });
+    const result = await client.postJson(taskUrl(cc.url, guid()), {});
+    expect(result.kind === 'rejected' && result.body).toBe(`"${'x'.repeat(499)}`);
+  });
+
+  it('a repeated completion of the same task is rejected with 400, like CC', async () => {
+    cc.rejectRepeats = true;
+    const g = guid();
+    const body = taskCompletedBody(g, { failed: false, failureReason: '' });
+    await expect(client.postJson(taskUrl(cc.url, g), body)).resolves.toMatchObject({ kind: 'delivered' });
+    await expect(client.postJson(taskUrl(cc.url, g), body)).resolves.toMatchObject({
+      kind: 'rejected',
+      status: 400,
+    });
+    // Another task is unaffected.
+    const other = guid();
+    await expect(
+      client.postJson(taskUrl(cc.url, other), taskCompletedBody(other, { failed: false, failureReason: '' })),
+    ).resolves.toMatchObject({ kind: 'delivered' });
+  });
+
+  it('a prefix answer overrides the global one', async () => {
+    cc.answer(503);
+    cc.answerFor('/internal/v4/apps/', 404);
+    await expect(client.postJson(crashReportUrl(cc.url, 'pg'), {})).resolves.toMatchObject({
+      kind: 'rejected',
+      status: 404,
+    });
+    await expect(client.postJson(taskUrl(cc.url, guid()), {})).rejects.toMatchObject({ status: 503 });
+  });
+
+  it.each([500, 502, 503, 504, 408])('%i is thrown as unavailable', async (status) => {
+    cc.answer(status);
+    const e = await thrown(client.postJson(taskUrl(cc.url, guid()), {}));
+    expect(e).toBeInstanceOf(CallbackUnavailableError);
+    expect(e).toMatchObject({ status, transient: true });
+    expect((e as CallbackUnavailableError).retryAfterSeconds).toBeUndefined();
+    expect(e.message).toContain(`CC answered ${status}`);
+  });
+
+  it.each<[string, string, number]>([
+    ['in seconds', '7', 7],
+    ['as an HTTP-date', new Date(Date.now() + 60_000).toUTCString(), 60],
+  ])('429 with Retry-After %s is unavailable with retryAfterSeconds', async (_how, retryAfter, seconds) => {
+    cc.answer(429, { headers: { 'retry-after': retryAfter } });
+    const e = await thrown(client.postJson(taskUrl(cc.url, guid()), {}));
+    expect(e).toBeInstanceOf(CallbackUnavailableError);
+    expect((e as CallbackUnavailableError).status).toBe(429);
+    const got = (e as CallbackUnavailableError).retryAfterSeconds!;
+    expect(got).toBeGreaterThanOrEqual(seconds - 2);
+    expect(got).toBeLessThanOrEqual(seconds);
+  });
+
+  it('CC down is unavailable; back up on the same URL, the same client delivers', async () => {
+    const url = taskUrl(cc.url, guid());
+    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
+    await cc.down();
+    const e = await thrown(client.postJson(url, {}));
+    expect(e).toBeInstanceOf(CallbackUnavailableError);
+    expect(e).toMatchObject({ code: 'ECONNREFUSED' });
+    await cc.up();
+    await expect(client.postJson(url, {})).resolves.toStrictEqual({ kind: 'delivered', status: 200 });
+    expect(cc.calls.map((c) => c.status)).toStrictEqual([200, 200]);
+  });
+
+  it('a slow CC times out as unavailable, within the client timeout', async () => {
+    const quick = new CallbackClient({ timeoutMs: 300 });
+    try {
+      cc.delayMs = 5_000;
+      const started = Date.now();
+      const e = await thrown(quick.postJson(taskUrl(cc.url, guid()), {}));
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(e).toBeInstanceOf(CallbackUnavailableError);
+      expect(e).toMatchObject({ code: 'ETIMEDOUT' });
+      expect(e.message).toContain('no answer within 300 ms');
+      // CC got it but never answered: the queue's retry may deliver twice, which CC answers with 400.
+      expect(cc.calls).toHaveLength(1);
+    } finally {
+      quick.close();
+    }
+  });
+
+  it('an invalid or non-http URL is a permanent CallbackUrlError', async () => {
+    await expect(client.postJson('not a url', {})).rejects.toBeInstanceOf(CallbackUrlError);
+    await expect(client.postJson(`ftp://127.0.0.1${TASK_PATH}/x/completed`, {})).rejects.toBeInstanceOf(
+      CallbackUrlError,
+    );
+    expect(cc.calls).toHaveLength(0);
+  });
+
+  describe('URL credentials', () => {
+    it('are sent as Basic auth', async () => {
+      await client.postJson(taskUrl(withCredentials(cc.url), guid()), {});
+      const expected = Buffer.from(`${SECRET_USER}:${SECRET_PASSWORD}@x`).toString('base64');
+      expect(cc.calls[0]!.headers.authorization).toBe(`Basic ${expected}`);
+    });
+
+    const leaks: [string, (cc: FakeCc) => Promise<void>][] = [
+      ['CC down', (f) => f.down()],
+      [
+        '503',
+        async (f) => {
+          f.answer(503);
+        },
+      ],
+      [
+        'timeout',
+        async (f) => {
+          f.delayMs = 5_000;
+        },
+      ],
+    ];
+    it.each(leaks)('never appear in an error (%s), nor does the body', async (_name, breakIt) => {
+      await breakIt(cc);
+      const quick = new CallbackClient({ timeoutMs: 300 });
+      try {
+        const e = await thrown(
+          quick.postJson(taskUrl(withCredentials(cc.url), guid()), { token: 'b0dy-secret' }),
+        );
+        expect(e).toBeInstanceOf(CallbackUnavailableError);
+        const text = everythingIn(e);
+        expect(text).toContain('127.0.0.1');
+        for (const secret of [
+          SECRET_USER,
+          SECRET_PASSWORD,
+          encodeURIComponent(SECRET_PASSWORD),
+          'b0dy-secret',
+        ]) {
+          expect(text).not.toContain(secret);
+        }
+      } finally {
+        quick.close();
+      }
+    });
+
+    it.each([
+      `ftp://${SECRET_USER}:${SECRET_PASSWORD}@127.0.0.1/x`,
+      `http://${SECRET_USER}:${SECRET_PASSWORD}@[bad/x`,
+      `http://${SECRET_USER}:${SECRET_PASSWORD}%E0%A4%A@127.0.0.1/x`,
+    ])('never appear in a URL error: %s', async (url) => {
+      const e = await thrown(client.postJson(url, {}));
+      expect(e).toBeInstanceOf(CallbackUrlError);
+      expect(everythingIn(e)).not.toContain(SECRET_PASSWORD);
+      expect(everythingIn(e)).not.toContain(SECRET_USER);
+    });
+  });
+});
+
+describe('CallbackClient and a kept-alive socket the server dropped', () => {
+  // A server that serves one request per connection and then resets it on the next one, as a proxy
+  // closing an idle connection at the moment the client reuses it would.
+  const served = new WeakMap<Socket, number>();
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests += 1;
+    const n = (served.get(req.socket) ?? 0) + 1;
+    served.set(req.socket, n);
+    if (n > 1) {
+      req.socket.destroy();
+      return;
+    }
+    req.resume();
+    req.on('end', () => res.end('{}'));
+  });
+  let base = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('is retried once on a fresh connection', async () => {
+    const client = new CallbackClient({ timeoutMs: 2_000 });
+    try {
+      await expect(client.postJson(`${base}/a`, {})).resolves.toMatchObject({ kind: 'delivered' });
+      await expect(client.postJson(`${base}/b`, {})).resolves.toMatchObject({ kind: 'delivered' });
+      expect(requests).toBe(3);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+function haveOpenssl(): boolean {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Pki {
+  dir: string;
+  file: (name: string) => string;
+}
+
+/** A CA, a server cert for 127.0.0.1, a client cert, and a second CA with its own client cert. */
+function makePki(): Pki {
+  const dir = mkdtempSync(join(tmpdir(), 'callbacks-pki-'));
+  const file = (name: string) => join(dir, name);
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  // Our own config, so the system openssl.cnf's defaults cannot change the extensions.
+  writeFileSync(
+    file('openssl.cnf'),
+    [
+      '[req]',
+      'distinguished_name = dn',
+      'prompt = no',
+      '[dn]',
+      'CN = unused',
+      '[ca]',
+      'basicConstraints = critical,CA:TRUE',
+      'keyUsage = critical,keyCertSign,cRLSign',
+      'subjectKeyIdentifier = hash',
+      '[server]',
+      'basicConstraints = CA:FALSE',
+      'keyUsage = critical,digitalSignature',
+      'extendedKeyUsage = serverAuth',
+      'subjectAltName = IP:127.0.0.1,DNS:localhost',
+      '[client]',
+      'basicConstraints = CA:FALSE',
+      'keyUsage = critical,digitalSignature',
+      'extendedKeyUsage = clientAuth',
+      '',
+    ].join('\n'),
+  );
+  const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  const ca = (name: string) =>
+    openssl(
+      'req',
+      '-x509',
+      ...key,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-config',
+      'openssl.cnf',
+      '-extensions',
+      'ca',
+    );
+  const leaf = (name: string, cn: string, signer: string, ext: string) => {
+    openssl(
+      'req',
+      '-new',
+      ...key,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      `/CN=${cn}`,
+      '-config',
+      'openssl.cnf',
+    );
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      `${signer}.crt`,
+      '-CAkey',
+      `${signer}.key`,
+      '-set_serial',
+      `0x${randomBytes(8).toString('hex')}`,
+      '-days',
+      '2',
+      '-out',
+      `${name}.crt`,
+      '-extfile',
+      'openssl.cnf',
+      '-extensions',
+      ext,
+    );
+  };
+  ca('test-ca');
+  ca('rogue-ca');
+  leaf('server', '127.0.0.1', 'test-ca', 'server');
+  leaf('client', 'opi-test-client', 'test-ca', 'client');
+  leaf('rogue-client', 'rogue-client', 'rogue-ca', 'client');
+  return { dir, file };
+}
+
+const openssl = haveOpenssl();
+if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback tests');
+
+(openssl ? describe : describe.skip)('CallbackClient over https with mutual TLS', () => {
+  let pki: Pki;
+  let cc: FakeCc;
+  const clients: CallbackClient[] = [];
+  const clientWith = (tls: Parameters<typeof loadTls>[0]) => {
+    const c = new CallbackClient({ tls: loadTls(tls), timeoutMs: 3_000 });
+    clients.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    pki = makePki();
+    cc = await startFakeCc({
+      tls: {
+        cert: readFileSync(pki.file('server.crt')),
+        key: readFileSync(pki.file('server.key')),
+        ca: readFileSync(pki.file('test-ca.crt')),
+      },
+    });
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await cc.close();
+    rmSync(pki.dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    cc.reset();
+  });
+
+  it('delivers with the client certificate, which CC sees', async () => {
+    const client = clientWith({
+      caFile: pki.file('test-ca.crt'),
+      certFile: pki.file('client.crt'),
+      keyFile: pki.file('client.key'),
+    });
+    const g = guid();
+    await expect(
+      client.postJson(taskUrl(cc.url, g), taskCompletedBody(g, { failed: false, failureReason: '' })),
+    ).resolves.toStrictEqual({
+      kind: 'delivered',
+      status: 200,
+    });
+    expect(cc.calls).toHaveLength(1);
+    expect(cc.calls[0]).toMatchObject({
+      clientCert: true,
+      clientCertSubject: 'opi-test-client',
+      body: { task_guid: g },
+    });
+  });
+
+  it.each<[string, () => Parameters<typeof loadTls>[0]]>([
+    ['no client certificate', () => ({ caFile: pki.file('test-ca.crt') })],
+    [
+      'a client certificate from another CA',
+      () => ({
+        caFile: pki.file('test-ca.crt'),
+        certFile: pki.file('rogue-client.crt'),
+        keyFile: pki.file('rogue-client.key'),
+      }),
+    ],
+  ])('a client with %s is refused in the handshake: unavailable', async (_name, tls) => {
+    const e = await thrown(clientWith(tls()).postJson(taskUrl(cc.url, guid()), {}));
+    expect(e).toBeInstanceOf(CallbackUnavailableError);
+    expect((e as CallbackUnavailableError).code).toBeDefined();
+    expect((e as CallbackUnavailableError).status).toBeUndefined();
+    expect(cc.calls).toHaveLength(0);
+    await eventually(async () => cc.refusedHandshakes > 0, 'the fake CC to refuse the handshake');
+  });
+
+  it("a client that does not trust CC's CA is unavailable, naming the verification failure", async () => {
+    const client = clientWith({ certFile: pki.file('client.crt'), keyFile: pki.file('client.key') });
+    const e = await thrown(client.postJson(taskUrl(cc.url, guid()), {}));
+    expect(e).toBeInstanceOf(CallbackUnavailableError);
+    expect((e as CallbackUnavailableError).code).toMatch(/UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER/);
+    expect(cc.calls).toHaveLength(0);
+  });
+
+  it('insecureSkipVerify still presents the client certificate', async () => {
+    const client = clientWith({
+      insecureSkipVerify: true,
+      certFile: pki.file('client.crt'),
+      keyFile: pki.file('client.key'),
+    });
+    await expect(client.postJson(taskUrl(cc.url, guid()), {})).resolves.toMatchObject({ kind: 'delivered' });
+    expect(cc.calls[0]).toMatchObject({ clientCert: true });
+  });
+
+  it('CC down and up again over TLS: unavailable, then delivered', async () => {
+    const client = clientWith({
+      caFile: pki.file('test-ca.crt'),
+      certFile: pki.file('client.crt'),
+      keyFile: pki.file('client.key'),
+    });
+    const url = taskUrl(cc.url, guid());
+    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
+    await cc.down();
+    try {
+      await expect(client.postJson(url, {})).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    } finally {
+      await cc.up();
+    }
+    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
+  });
+
+  it('loadTls refuses a certificate with the wrong key, naming the files', () => {
+    const load = () => loadTls({ certFile: pki.file('client.crt'), keyFile: pki.file('server.key') });
+    expect(load).toThrow(CallbackTlsError);
+    expect(load).toThrow(/client\.crt.*server\.key.* are not usable/);
+  });
+});

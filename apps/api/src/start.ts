@@ -37,6 +37,7 @@ export async function startApi(settings: Settings, logger: Logger): Promise<Runn
     prefix: settings.queuePrefix,
     attempts: settings.worker.attempts,
     callbackAttempts: settings.cc.attempts,
+    callbackBackoffMs: settings.cc.backoffMs,
   });
   const app = createApp({
     store,

@@ -27,6 +27,7 @@ export async function startWorker(
     prefix: settings.queuePrefix,
     attempts: settings.worker.attempts,
     callbackAttempts: settings.cc.attempts,
+    callbackBackoffMs: settings.cc.backoffMs,
   });
   const kube = new ClientNodeKubernetes(cluster);
   const workers = startWorkers(

@@ -46,6 +46,8 @@ const schema = z.object({
   OPI_CC_CERT_FILE: z.string().optional(),
   OPI_CC_KEY_FILE: z.string().optional(),
   OPI_CALLBACK_ATTEMPTS: int(1, 100).default(15),
+  /** First retry delay of a report to CC; it doubles on every try (with jitter). */
+  OPI_CALLBACK_BACKOFF_MS: int(10, 600_000).default(2000),
   OPI_CALLBACK_TIMEOUT_MS: int(100, 600_000).default(10_000),
   /** Image that stages buildpack apps (it writes its result to the termination message). */
   OPI_STAGING_RECIPE_IMAGE: z.string().min(1).max(1024).default('cloudfoundry/opi-buildpack-stager:latest'),
@@ -75,6 +77,7 @@ export interface Settings {
     internalUrl: string | undefined;
     tls: { caFile?: string; certFile?: string; keyFile?: string };
     attempts: number;
+    backoffMs: number;
     timeoutMs: number;
   };
   staging: { recipeImage: string; insecureRegistries: string[] };
@@ -118,6 +121,7 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
         ...(e.OPI_CC_KEY_FILE ? { keyFile: e.OPI_CC_KEY_FILE } : {}),
       },
       attempts: e.OPI_CALLBACK_ATTEMPTS,
+      backoffMs: e.OPI_CALLBACK_BACKOFF_MS,
       timeoutMs: e.OPI_CALLBACK_TIMEOUT_MS,
     },
     staging: {

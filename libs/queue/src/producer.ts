@@ -10,8 +10,10 @@ export interface ProducerOptions {
   connection: Redis;
   prefix: string;
   attempts: number;
-  /** Tries of a report to CC; backoff doubles from 2 s, so 15 tries span about nine hours. */
+  /** Tries of a report to CC; the backoff doubles each time (15 tries from 2 s span about nine hours). */
   callbackAttempts?: number;
+  /** First delay between those tries, doubled each time. */
+  callbackBackoffMs?: number;
 }
 
 /** Kept finished jobs: enough to see what happened, bounded so Redis does not grow forever. */
@@ -42,9 +44,11 @@ export class JobProducer {
       [QUEUE_NAMES.callback]: mk(QUEUE_NAMES.callback),
     };
     this.callbackAttempts = options.callbackAttempts ?? 15;
+    this.callbackBackoffMs = options.callbackBackoffMs ?? 2000;
   }
 
   private readonly callbackAttempts: number;
+  private readonly callbackBackoffMs: number;
 
   private async add<K extends 'runTask' | 'cancelTask' | 'stage'>(
     key: K,
@@ -64,7 +68,7 @@ export class JobProducer {
     await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), {
       jobId: id,
       attempts: this.callbackAttempts,
-      backoff: { type: 'exponential', delay: 2000, jitter: 0.5 },
+      backoff: { type: 'exponential', delay: this.callbackBackoffMs, jitter: 0.5 },
     });
   }
 

@@ -434,18 +434,16 @@ describe('crash reports', () => {
     );
     const reports = await eventually(
       async () => {
-        const r = cc
-          .callsTo(`/internal/v4/apps/${pg}/crashed`)
-          .map(
-            (c) =>
-              c.body as {
-                crash_count: number;
-                exit_status: number;
-                reason: string;
-                index: number;
-                instance: string;
-              },
-          );
+        const r = cc.callsTo(`/internal/v4/apps/${pg}/crashed`).map(
+          (c) =>
+            c.body as {
+              crash_count: number;
+              exit_status: number;
+              reason: string;
+              index: number;
+              instance: string;
+            },
+        );
         return r.length >= 3 ? r : undefined;
       },
       'three crash reports',

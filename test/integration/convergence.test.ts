@@ -3,11 +3,10 @@
  * over 200 apps, desire/stop races across 3 worker sets, a worker killed mid-job, and a Redis flush that
  * the sync repairs from the cluster.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
@@ -18,11 +17,10 @@ import {
   desireBody,
   eventually,
   schedulingInfos,
+  spawnWorkerProcess,
   startService,
   uuid,
 } from './harness.js';
-
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 async function lrpQueueIdle(s: Service): Promise<boolean> {
   const q = new Queue('lrp', { connection: s.redis, prefix: s.settings.queuePrefix });
@@ -190,18 +188,7 @@ describe('a worker killed mid-job', () => {
   });
 
   const spawnWorker = (): ChildProcess => {
-    const child = spawn(process.execPath, [join(repo, 'apps/worker/dist/main.js')], {
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        KUBECONFIG: join(dir, 'kubeconfig'),
-        REDIS_URL: s.settings.redisUrl,
-        OPI_QUEUE_PREFIX: s.settings.queuePrefix,
-        OPI_JOB_LOCK_MS: '2000',
-        OPI_SYNC_INTERVAL_MS: '60000',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: 'ignore',
-    });
+    const child = spawnWorkerProcess(s, join(dir, 'kubeconfig'), { OPI_SYNC_INTERVAL_MS: '60000' });
     children.push(child);
     return child;
   };

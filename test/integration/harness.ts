@@ -3,7 +3,10 @@
  * database), the API on a free port and any number of worker sets, each with its own connections, as
  * separate processes would have.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { type Settings, parseSettings } from '@opi/config';
@@ -30,7 +33,14 @@ export interface Service {
 }
 
 export async function startService(
-  options: { workers?: number; redisDb?: number; env?: Record<string, string>; withApi?: boolean } = {},
+  options: {
+    workers?: number;
+    redisDb?: number;
+    env?: Record<string, string>;
+    withApi?: boolean;
+    /** Each worker serves /metrics, /healthz and /readyz on a free port (its `metricsPort`). */
+    workerMetrics?: boolean;
+  } = {},
 ): Promise<Service> {
   const sim = await startSimulator({ behaviour: FAST_BEHAVIOUR, namespaces: [NAMESPACE], seed: 7 });
   const prefix = `it-${randomBytes(4).toString('hex')}`;
@@ -44,13 +54,17 @@ export async function startService(
     OPI_WORKER_CONCURRENCY: '8',
     OPI_SHUTDOWN_TIMEOUT_MS: '2000',
     OPI_NAMESPACE: NAMESPACE,
+    // Several workers share this process: none takes the fixed default port.
+    OPI_METRICS_PORT: '0',
     ...options.env,
   });
   const logger = createLogger({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent', pretty: false });
   const connection = loadKubeConfig({ kubeconfigYaml: sim.kubeconfig() });
   const workers: RunningWorker[] = [];
   const addWorker = async (): Promise<RunningWorker> => {
-    const w = await startWorker(settings, logger, connection);
+    const w = await startWorker(settings, logger, connection, {
+      metricsServer: options.workerMetrics ? { port: 0, host: '127.0.0.1' } : false,
+    });
     workers.push(w);
     return w;
   };
@@ -176,4 +190,30 @@ export function eventually<T>(
   timeoutMs = 60_000,
 ): Promise<T> {
   return poll(check, what, timeoutMs);
+}
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * A worker as a separate process (`npm run start:worker`), for tests that kill one: it uses the
+ * service's Redis and prefix, and the simulated cluster through the kubeconfig file given.
+ */
+export function spawnWorkerProcess(
+  s: Service,
+  kubeconfigFile: string,
+  env: Record<string, string> = {},
+): ChildProcess {
+  return spawn(process.execPath, [join(repo, 'apps/worker/dist/main.js')], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      KUBECONFIG: kubeconfigFile,
+      REDIS_URL: s.settings.redisUrl,
+      OPI_QUEUE_PREFIX: s.settings.queuePrefix,
+      OPI_JOB_LOCK_MS: '2000',
+      OPI_METRICS_PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: 'ignore',
+  });
 }

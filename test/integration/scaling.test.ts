@@ -2,15 +2,21 @@
  * Several worker processes share the queues: 1,000 desires with 3 worker processes, one of them killed
  * with SIGKILL mid-run; every desire converges, none fails, none is done twice at once.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
-import { type Service, call, deployedGuids, desireBody, eventually, startService, uuid } from './harness.js';
-
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+import {
+  type Service,
+  call,
+  deployedGuids,
+  desireBody,
+  eventually,
+  spawnWorkerProcess,
+  startService,
+  uuid,
+} from './harness.js';
 
 let s: Service;
 let dir: string;
@@ -28,19 +34,7 @@ afterAll(async () => {
 });
 
 function spawnWorker(): ChildProcess {
-  const child = spawn(process.execPath, [join(repo, 'apps/worker/dist/main.js')], {
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      KUBECONFIG: join(dir, 'kubeconfig'),
-      REDIS_URL: s.settings.redisUrl,
-      OPI_QUEUE_PREFIX: s.settings.queuePrefix,
-      OPI_JOB_LOCK_MS: '2000',
-      OPI_WORKER_CONCURRENCY: '16',
-      OPI_METRICS_PORT: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: 'ignore',
-  });
+  const child = spawnWorkerProcess(s, join(dir, 'kubeconfig'), { OPI_WORKER_CONCURRENCY: '16' });
   workers.push(child);
   return child;
 }

@@ -1,11 +1,15 @@
 /**
  * Kubernetes objects as wire JSON (what the API server sends and takes). The kinds an LRP becomes are the
- * translation's own types, so objects pass between the port and the translation unchanged; Job,
- * Namespace and the port's `KubeObject`/`Stored` are declared here.
+ * translation's own types (Jobs included), so objects pass between the port and the translation
+ * unchanged; Namespace and the port's `KubeObject`/`Stored` are declared here.
  */
-import type { ConditionStatus, LabelSelector, ObjectMeta, PodTemplateSpec, Time } from '@opi/translation';
+import type { ObjectMeta, Time } from '@opi/translation';
 
 export type {
+  Job,
+  JobSpec,
+  JobStatus,
+  JobCondition,
   Time,
   MicroTime,
   Quantity,
@@ -59,46 +63,7 @@ export type {
   CoreEvent,
 } from '@opi/translation';
 
-// --- Jobs, Namespaces (not in the translation's types) ---------------------------------------------------
-
-export interface JobCondition {
-  type: string;
-  status: ConditionStatus;
-  reason?: string;
-  message?: string;
-  lastProbeTime?: Time | null;
-  lastTransitionTime?: Time | null;
-}
-
-export interface JobSpec {
-  template: PodTemplateSpec;
-  parallelism?: number;
-  completions?: number;
-  backoffLimit?: number;
-  activeDeadlineSeconds?: number;
-  ttlSecondsAfterFinished?: number;
-  selector?: LabelSelector;
-  manualSelector?: boolean;
-  suspend?: boolean;
-}
-
-export interface JobStatus {
-  active?: number;
-  succeeded?: number;
-  failed?: number;
-  ready?: number;
-  startTime?: Time | null;
-  completionTime?: Time | null;
-  conditions?: JobCondition[];
-}
-
-export interface Job {
-  apiVersion?: 'batch/v1';
-  kind?: 'Job';
-  metadata: ObjectMeta;
-  spec?: JobSpec;
-  status?: JobStatus;
-}
+// --- Namespaces (not in the translation's types) ---------------------------------------------------
 
 export interface Namespace {
   apiVersion?: 'v1';

@@ -4,7 +4,6 @@
  * only (desired state and the sync's cache), never from the cluster, so they stay fast at any scale.
  */
 import { Router, type Request, type Response } from 'express';
-import type { z } from 'zod';
 import {
   type DesireDefaults,
   desireLrpSchema,
@@ -18,18 +17,12 @@ import {
 import { NotFoundError, ValidationError, processGuidOf } from '@opi/domain';
 import type { JobProducer } from '@opi/queue';
 import type { StateStore } from '@opi/state';
+import { parseBody } from '../parse.js';
 
 export interface AppRoutesDeps {
   store: StateStore;
   producer: JobProducer;
   defaults: DesireDefaults;
-}
-
-function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
-  if (value === undefined) throw new ValidationError(`${what}: a JSON body is required`);
-  const r = schema.safeParse(value);
-  if (!r.success) throw new ValidationError(`invalid ${what}: ${describeIssues(r.error)}`);
-  return r.data;
 }
 
 function param(req: Request, name: string): string {
@@ -66,7 +59,7 @@ export function appRoutes({ store, producer, defaults }: AppRoutesDeps): Router 
   const r = Router();
 
   r.put('/apps/:process_guid', async (req, res) => {
-    const body = parse(desireLrpSchema, req.body, 'desire request');
+    const body = parseBody(desireLrpSchema, req.body, 'desire request');
     if (body.process_guid !== param(req, 'process_guid')) {
       throw new ValidationError('process_guid in the path does not match the body');
     }
@@ -86,7 +79,7 @@ export function appRoutes({ store, producer, defaults }: AppRoutesDeps): Router 
   });
 
   r.post('/apps/:process_guid', async (req, res) => {
-    const body = parse(updateLrpSchema, req.body, 'update request');
+    const body = parseBody(updateLrpSchema, req.body, 'update request');
     const processGuid = processGuidOf(body.guid, body.version);
     if (processGuid !== param(req, 'process_guid')) {
       throw new ValidationError('process_guid in the path does not match guid and version in the body');

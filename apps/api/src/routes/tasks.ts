@@ -4,7 +4,6 @@
  * lost task from a running one).
  */
 import { Router, type Request } from 'express';
-import type { z } from 'zod';
 import {
   type DesireDefaults,
   describeIssues,
@@ -17,18 +16,12 @@ import {
 import { ValidationError } from '@opi/domain';
 import type { JobProducer } from '@opi/queue';
 import type { TaskStore } from '@opi/state';
+import { parseBody } from '../parse.js';
 
 export interface TaskRoutesDeps {
   tasks: TaskStore;
   producer: JobProducer;
   defaults: DesireDefaults;
-}
-
-function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
-  if (value === undefined) throw new ValidationError(`${what}: a JSON body is required`);
-  const r = schema.safeParse(value);
-  if (!r.success) throw new ValidationError(`invalid ${what}: ${describeIssues(r.error)}`);
-  return r.data;
 }
 
 function guidParam(req: Request, name: string): string {
@@ -42,7 +35,7 @@ export function taskRoutes({ tasks, producer, defaults }: TaskRoutesDeps): Route
 
   r.post('/tasks/:task_guid', async (req, res) => {
     const taskGuid = guidParam(req, 'task_guid');
-    const body = parse(taskRequestSchema, req.body, 'task request');
+    const body = parseBody(taskRequestSchema, req.body, 'task request');
     const created = await tasks.createTask(toDesiredTask(taskGuid, body, defaults));
     req.log.info({ taskGuid, created }, 'task desired');
     // Posting the same task twice runs it once: the record exists, and the job id is the task guid.
@@ -79,7 +72,7 @@ export function taskRoutes({ tasks, producer, defaults }: TaskRoutesDeps): Route
 
   r.post('/stage/:staging_guid', async (req, res) => {
     const stagingGuid = guidParam(req, 'staging_guid');
-    const body = parse(stagingRequestSchema, req.body, 'staging request');
+    const body = parseBody(stagingRequestSchema, req.body, 'staging request');
     if (body.staging_guid !== undefined && body.staging_guid !== stagingGuid) {
       throw new ValidationError('staging_guid in the path does not match the body');
     }

@@ -272,7 +272,11 @@ export class ApiServer {
                     retryAfterSeconds: retryAfter,
                   },
                 )
-              : new StatusError(decision.code, 'InternalError', 'Internal error occurred: injected fault');
+              : new StatusError(
+                  decision.code,
+                  reasonOf(decision.code),
+                  `injected fault: ${reasonOf(decision.code)}`,
+                );
         sendError(res, err);
         return;
       }
@@ -936,6 +940,26 @@ export class ApiServer {
         throw new StatusError(404, 'NotFound', `no admin endpoint ${key}`);
     }
   }
+}
+
+/** The Status reason a real apiserver pairs with an HTTP code (apimachinery's StatusReason*). */
+function reasonOf(code: number): string {
+  const reasons: Record<number, string> = {
+    400: 'BadRequest',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'NotFound',
+    405: 'MethodNotAllowed',
+    409: 'Conflict',
+    410: 'Expired',
+    413: 'RequestEntityTooLarge',
+    415: 'UnsupportedMediaType',
+    422: 'Invalid',
+    429: 'TooManyRequests',
+    503: 'ServiceUnavailable',
+    504: 'Timeout',
+  };
+  return reasons[code] ?? 'InternalError';
 }
 
 export function scaleOf(o: KubeObject): object {

@@ -1,45 +1,97 @@
 /**
  * createApp(deps): the Express application without a listening socket, so tests drive it directly and
- * main.ts only wires and listens.
+ * main.ts only wires and listens. CC's routes sit behind its credentials; the operator endpoints
+ * (dashboard, health, metrics) do not take them, and move to createAdminApp's app with OPI_ADMIN_PORT.
  */
 import { randomUUID } from 'node:crypto';
-import express, { type Express } from 'express';
+import express, { Router, type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import { errorBody } from '@opi/contract';
 import type { Logger } from '@opi/logging';
+import { type OpiMetrics, httpMetrics } from '@opi/metrics';
+import { DASHBOARD_PATH, type DashboardOptions, dashboardRouter } from './dashboard.js';
 import { errorHandler } from './errors.js';
+import { type HealthDeps, healthRouter, isProbe, metricsRouter } from './routes/health.js';
 import { type AppRoutesDeps, appRoutes } from './routes/apps.js';
 import { type TaskRoutesDeps, taskRoutes } from './routes/tasks.js';
+import { requireBearerToken } from './security.js';
 
 export interface AppDeps extends AppRoutesDeps, TaskRoutesDeps {
   logger: Logger;
   bodyLimitBytes: number;
+  /** Tokens CC must send on its routes; none: no token is asked (mutual TLS or loopback guard them). */
+  apiTokens?: readonly string[];
+  /** The queue dashboard at /admin/queues; omitted: not served. */
+  dashboard?: DashboardOptions;
+  /** The operator endpoints are served by createAdminApp on their own port, not by createApp. */
+  separateAdmin?: boolean;
+  /** /healthz and /readyz; omitted: not served. */
+  health?: HealthDeps;
+  /** /metrics, and request metrics of CC's routes; omitted: neither. */
+  metrics?: OpiMetrics;
 }
 
-export function createApp(deps: AppDeps): Express {
+function baseApp(logger: Logger): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(
     pinoHttp({
-      logger: deps.logger,
+      logger,
+      // Probes and scrapes come every few seconds and say nothing new.
+      autoLogging: { ignore: (req) => isProbe(req.url) },
       genReqId: (req, res) => {
         const incoming = req.headers['x-request-id'];
         const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
         res.setHeader('X-Request-Id', id);
         return id;
       },
-      customLogLevel: (_req, res, err) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
+      customLogLevel: (req, res, err) => {
+        if (err || res.statusCode >= 500) return 'error';
+        if (res.statusCode >= 400) return 'warn';
+        // An open dashboard polls every few seconds; its reads would drown the log, its writes should not.
+        const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
+        return url.startsWith(DASHBOARD_PATH) && req.method === 'GET' ? 'debug' : 'info';
+      },
     }),
   );
-  // CC sends JSON; parse any content type so a missing header is not mistaken for a missing body.
-  app.use(express.json({ limit: deps.bodyLimitBytes, type: () => true, strict: false }));
-  app.use(appRoutes(deps));
-  app.use(taskRoutes(deps));
+  return app;
+}
+
+function finish(app: Express): Express {
   app.use((req, res) => {
     res.status(404).json(errorBody(`no route for ${req.method} ${req.path}`));
   });
   app.use(errorHandler);
   return app;
+}
+
+/** Operator endpoints: no CC credentials (probes and scrapers have none); the dashboard has its own. */
+export function operatorRoutes(deps: AppDeps): Router {
+  const r = Router();
+  if (deps.dashboard) r.use(dashboardRouter(deps.dashboard));
+  if (deps.health) r.use(healthRouter(deps.health));
+  if (deps.metrics) r.use(metricsRouter(deps.metrics));
+  return r;
+}
+
+export function createApp(deps: AppDeps): Express {
+  const app = baseApp(deps.logger);
+  // First, so every answer counts: refusals by the credentials check and the body parser too.
+  if (deps.metrics) app.use(httpMetrics(deps.metrics));
+  if (!deps.separateAdmin) app.use(operatorRoutes(deps));
+  // Everything below is CC's. Its credentials are checked before a body is even read.
+  if (deps.apiTokens?.length) app.use(requireBearerToken(deps.apiTokens));
+  // CC sends JSON; parse any content type so a missing header is not mistaken for a missing body.
+  app.use(express.json({ limit: deps.bodyLimitBytes, type: () => true, strict: false }));
+  app.use(appRoutes(deps));
+  app.use(taskRoutes(deps));
+  return finish(app);
+}
+
+/** The operator endpoints alone, for OPI_ADMIN_PORT. */
+export function createAdminApp(deps: AppDeps): Express {
+  const app = baseApp(deps.logger);
+  app.use(operatorRoutes(deps));
+  return finish(app);
 }

@@ -28,7 +28,9 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     return;
   }
   if (bp.type === 'entity.parse.failed') {
-    res.status(400).json(errorBody(`request body is not valid JSON: ${(err as Error).message}`));
+    // Not V8's message itself: it quotes a piece of the body (`..."assword": hunter2"...`), maybe a secret.
+    const where = /at position \d+/.exec((err as Error).message)?.[0];
+    res.status(400).json(errorBody(`request body is not valid JSON${where ? ` (${where})` : ''}`));
     return;
   }
   if (bp.type && typeof bp.status === 'number' && bp.status >= 400 && bp.status < 500) {

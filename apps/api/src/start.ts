@@ -1,28 +1,77 @@
-/** Wires and starts the API: one fail-fast Redis connection, the state store, the producer, the app. */
-import { once } from 'node:events';
-import type { Server } from 'node:http';
+/**
+ * Wires and starts the API: one fail-fast Redis connection, the state store, the producer, the app;
+ * https with client certificates when TLS is set, and the operator endpoints on OPI_ADMIN_PORT if asked.
+ */
+import { type Server, createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Settings } from '@opi/config';
 import type { Logger } from '@opi/logging';
-import { JobProducer, producerConnection } from '@opi/queue';
+import { type OpiMetrics, createMetrics } from '@opi/metrics';
+import { JobProducer, QUEUE_NAMES, producerConnection } from '@opi/queue';
 import { StateStore, TaskStore } from '@opi/state';
-import { createApp } from './app.js';
+import { type AppDeps, createAdminApp, createApp } from './app.js';
+import { assertSafeToListen, tlsServerOptions } from './security.js';
 
 export interface RunningApi {
   server: Server;
   port: number;
+  /** The operator endpoints' own server, with OPI_ADMIN_PORT. */
+  admin?: { server: Server; port: number };
+  /** What /metrics serves. */
+  metrics: OpiMetrics;
   /** Stops accepting connections, then closes Redis. */
   close(): Promise<void>;
 }
 
-export async function startApi(settings: Settings, logger: Logger): Promise<RunningApi> {
-  const redis = producerConnection(settings.redisUrl);
-  redis.on('error', (err) => {
+async function listen(server: Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : port;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => {
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+export interface StartApiOptions {
+  /** A registry to serve, e.g. shared with the workers in the one-process server; default: its own. */
+  metrics?: OpiMetrics;
+}
+
+export async function startApi(
+  settings: Settings,
+  logger: Logger,
+  options: StartApiOptions = {},
+): Promise<RunningApi> {
+  // Before anything is connected: an API that would be open to the network does not start at all.
+  assertSafeToListen(settings);
+  const tls = settings.security.tls;
+  const tlsOptions = tls ? tlsServerOptions(tls) : undefined;
+  const redis = producerConnection(settings.redis);
+  // Typed here: on a Redis | Cluster union, TypeScript cannot pick the listener's overload.
+  redis.on('error', (err: Error) => {
     logger.warn({ err: err.message }, 'redis connection error (api)');
   });
   // The connection fails fast by design (no offline queue), so wait until it is ready before taking
   // requests; if Redis is down at start, listen anyway and answer 503 until it comes back.
   const ready = await Promise.race([
-    once(redis, 'ready').then(() => true),
+    // Not events.once: it rejects on the first 'error' (a refused connection), and the start with it.
+    new Promise<true>((resolve) => {
+      redis.once('ready', () => {
+        resolve(true);
+      });
+    }),
     new Promise<false>((resolve) => {
       setTimeout(() => {
         resolve(false);
@@ -39,33 +88,84 @@ export async function startApi(settings: Settings, logger: Logger): Promise<Runn
     callbackAttempts: settings.cc.attempts,
     callbackBackoffMs: settings.cc.backoffMs,
   });
-  const app = createApp({
+  // The connection's errors are logged above; without a listener BullMQ repeats them per queue on stderr.
+  for (const q of Object.values(producer.queues)) q.on('error', () => undefined);
+  const metrics = options.metrics ?? createMetrics();
+  const unwatch = metrics.watch({
+    queues: producer.queues,
+    callbackQueue: QUEUE_NAMES.callback,
+    store,
+    connected: () => redis.status === 'ready',
+  });
+  const adminPort = settings.security.adminPort;
+  const deps: AppDeps = {
     store,
     tasks,
     producer,
     logger,
     bodyLimitBytes: settings.http.bodyLimitBytes,
     defaults: { namespace: settings.namespace, dropletRegistry: settings.dropletRegistry },
+    apiTokens: settings.security.apiTokens,
+    separateAdmin: adminPort !== undefined,
+    health: { redis, store, syncIntervalMs: settings.syncIntervalMs, logger },
+    metrics,
+    ...(settings.dashboard
+      ? {
+          dashboard: {
+            ...settings.dashboard,
+            queues: Object.values(producer.queues),
+            prefix: settings.queuePrefix,
+          },
+        }
+      : {}),
+  };
+  const app = createApp(deps);
+  const host = settings.http.host;
+  const server = tlsOptions ? createHttpsServer(tlsOptions, app) : createServer(app);
+  // A refused client certificate never reaches a route; say why, since CC only sees a failed handshake.
+  server.on('tlsClientError', (err: Error) => {
+    logger.warn({ err: err.message }, 'TLS handshake refused');
   });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(settings.http.port, settings.http.host, () => {
-      resolve(s);
-    });
-    s.once('error', reject);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : settings.http.port;
-  logger.info({ host: settings.http.host, port }, 'OPI API listening');
+  const port = await listen(server, settings.http.port, host);
+  logger.info(
+    {
+      host,
+      tls: tls ? (tls.clientCaFile ? 'mutual' : 'server') : 'off',
+      bearerTokens: settings.security.apiTokens.length,
+      dashboard: settings.dashboard ? (adminPort === undefined ? 'api port' : 'admin port') : 'off',
+      // Last, right before the message: tools and tests read the port from this line.
+      port,
+    },
+    'OPI API listening',
+  );
+  if (tls?.clientCaFile && adminPort === undefined) {
+    logger.warn(
+      'every connection to the API needs a client certificate, so probes, metrics and the dashboard ' +
+        'cannot reach it there: set OPI_ADMIN_PORT to serve them on their own port',
+    );
+  }
+  let admin: RunningApi['admin'];
+  if (adminPort !== undefined) {
+    const adminServer = createServer(createAdminApp(deps));
+    try {
+      admin = { server: adminServer, port: await listen(adminServer, adminPort, host) };
+    } catch (e) {
+      await closeServer(server);
+      unwatch();
+      await producer.close();
+      redis.disconnect();
+      throw e;
+    }
+    logger.info({ host, port: admin.port }, 'OPI admin endpoints listening');
+  }
   return {
     server,
     port,
+    ...(admin ? { admin } : {}),
+    metrics,
     close: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
+      await Promise.all([closeServer(server), ...(admin ? [closeServer(admin.server)] : [])]);
+      unwatch();
       await producer.close();
       redis.disconnect();
     },

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 export interface SimArgs {
   port: number;
   host: string;
+  advertiseHost: string | undefined;
   kubeconfig: string | undefined;
   token: string | undefined;
   seed: number | undefined;
@@ -18,6 +19,8 @@ Starts a simulated Kubernetes cluster (API server, scheduler, kubelet, controlle
 
   --port <n>          port to listen on; 0 picks a free one (default 0)
   --host <addr>       address to bind (default 127.0.0.1)
+  --advertise-host <h> host the kubeconfig names, when clients use another name than --host
+                      (e.g. a compose service name; default: --host, 127.0.0.1 for 0.0.0.0)
   --kubeconfig <file> write a kubeconfig for kubectl and client-node to this file
   --token <t>         bearer token clients must send (default: random)
   --namespace <ns>    create this namespace at start (repeatable)
@@ -32,6 +35,7 @@ export function parseSimArgs(argv: string[]): SimArgs {
     options: {
       port: { type: 'string', default: '0' },
       host: { type: 'string', default: '127.0.0.1' },
+      'advertise-host': { type: 'string' },
       kubeconfig: { type: 'string' },
       token: { type: 'string' },
       seed: { type: 'string' },
@@ -51,6 +55,7 @@ export function parseSimArgs(argv: string[]): SimArgs {
   return {
     port,
     host: values.host,
+    advertiseHost: values['advertise-host'],
     kubeconfig: values.kubeconfig,
     token: values.token,
     seed,

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   const sim = await startSimulator({
     port: args.port,
     host: args.host,
+    ...(args.advertiseHost ? { advertiseHost: args.advertiseHost } : {}),
     namespaces: args.namespaces,
     ...(args.token ? { token: args.token } : {}),
     ...(args.seed !== undefined ? { seed: args.seed } : {}),

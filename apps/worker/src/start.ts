@@ -2,23 +2,40 @@
 import type { Settings } from '@opi/config';
 import { ClientNodeKubernetes, type KubeConnection } from '@opi/kube';
 import type { Logger } from '@opi/logging';
-import { JobProducer, workerConnection } from '@opi/queue';
+import { type OpiMetrics, createMetrics } from '@opi/metrics';
+import { JobProducer, QUEUE_NAMES, workerConnection } from '@opi/queue';
 import { CallbackClient, loadTls } from '@opi/callbacks';
 import { StateStore, TaskStore } from '@opi/state';
+import { type RunningMetricsServer, startMetricsServer } from './metrics-server.js';
 import { type RunningWorkers, startWorkers } from './workers.js';
 
 export interface RunningWorker {
   workers: RunningWorkers;
+  metrics: OpiMetrics;
+  /** Port of /metrics, /healthz and /readyz; undefined when not served. */
+  metricsPort: number | undefined;
   close(): Promise<void>;
+}
+
+export interface StartWorkerOptions {
+  /** A registry to count into, e.g. the API's in the one-process server; default: its own. */
+  metrics?: OpiMetrics;
+  /**
+   * Where to serve /metrics, /healthz and /readyz (port 0: any free port); false: not at all. Default:
+   * OPI_METRICS_PORT on HOST, where 0 means not at all.
+   */
+  metricsServer?: { port: number; host: string } | false;
 }
 
 export async function startWorker(
   settings: Settings,
   logger: Logger,
   cluster: KubeConnection,
+  options: StartWorkerOptions = {},
 ): Promise<RunningWorker> {
-  const redis = workerConnection(settings.redisUrl);
-  redis.on('error', (err) => {
+  const redis = workerConnection(settings.redis);
+  // Typed here: on a Redis | Cluster union, TypeScript cannot pick the listener's overload.
+  redis.on('error', (err: Error) => {
     logger.warn({ err: err.message }, 'redis connection error (worker)');
   });
   const store = new StateStore(redis, settings.queuePrefix);
@@ -29,7 +46,37 @@ export async function startWorker(
     callbackAttempts: settings.cc.attempts,
     callbackBackoffMs: settings.cc.backoffMs,
   });
-  const kube = new ClientNodeKubernetes(cluster);
+  const metrics = options.metrics ?? createMetrics();
+  const kube = new ClientNodeKubernetes(cluster, { onCall: metrics.observeKubeCall });
+  const listen =
+    options.metricsServer ??
+    (settings.metrics.port === 0 ? false : { port: settings.metrics.port, host: settings.http.host });
+  // Filled in once the workers run; until then /healthz answers 503.
+  const started: { workers?: RunningWorkers } = {};
+  let server: RunningMetricsServer | undefined;
+  let unwatch = (): void => undefined;
+  if (listen) {
+    // Before any job runs: a port that is taken stops the start, rather than leaving workers unwatched.
+    server = await startMetricsServer(
+      {
+        metrics,
+        running: () => started.workers?.workers.every((w) => w.isRunning()) ?? false,
+        redis,
+        kube,
+        namespace: settings.namespace,
+        logger,
+      },
+      listen.port,
+      listen.host,
+    );
+    // Depth and cache age only where they are served; the one-process server's API reads them itself.
+    unwatch = metrics.watch({
+      queues: producer.queues,
+      callbackQueue: QUEUE_NAMES.callback,
+      store,
+      connected: () => redis.status === 'ready',
+    });
+  }
   const workers = startWorkers(
     {
       store,
@@ -37,8 +84,9 @@ export async function startWorker(
       producer,
       logger,
       runAsNonRoot: settings.runAsNonRoot,
-      // LRPs may name their own namespace, so the sync looks at every namespace it may read.
-      syncNamespace: undefined,
+      // LRPs may name their own namespace, so by default the sync looks at every namespace; with only a
+      // namespaced Role (k8s/) it must stay in OPI_NAMESPACE, where listing is allowed.
+      syncNamespace: settings.syncAllNamespaces ? undefined : settings.namespace,
       tasks: new TaskStore(redis, settings.queuePrefix),
       callbacks: new CallbackClient({ tls: loadTls(settings.cc.tls), timeoutMs: settings.cc.timeoutMs }),
       ccInternalUrl: settings.cc.internalUrl,
@@ -51,8 +99,10 @@ export async function startWorker(
       concurrency: settings.worker.concurrency,
       lockMs: settings.worker.lockMs,
       syncLockTtlMs: Math.max(60_000, settings.syncIntervalMs * 4),
+      metrics,
     },
   );
+  started.workers = workers;
   await producer.scheduleSync(settings.syncIntervalMs);
   // The schedule lives in Redis: re-install it now and then, so a Redis that lost its data (a restart
   // without persistence, a flush) gets its sync back without a worker restart.
@@ -71,9 +121,13 @@ export async function startWorker(
   );
   return {
     workers,
+    metrics,
+    metricsPort: server?.port,
     close: async () => {
       clearInterval(reschedule);
       await workers.close(settings.shutdownTimeoutMs);
+      await server?.close();
+      unwatch();
       await producer.close();
       redis.disconnect();
     },

@@ -5,9 +5,9 @@
  * A worker killed mid-job loses nothing: the job's lock expires and another worker takes it again.
  */
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { KubeApiError } from '@opi/kube';
-import { JOBS, type JobKey, type JobPayload, QUEUE_NAMES, jobKeyOf } from '@opi/queue';
+import type { CallbackKind, OpiMetrics } from '@opi/metrics';
+import { JOBS, type JobKey, type JobPayload, QUEUE_NAMES, type RedisClient, jobKeyOf } from '@opi/queue';
 import type { HandlerDeps } from './deps.js';
 import { convergeLrp } from './handlers/converge-lrp.js';
 import { stopInstance } from './handlers/stop-instance.js';
@@ -17,13 +17,15 @@ import { reportStaging, stage } from './handlers/staging.js';
 import { cancelTask, reportTask, runTask } from './handlers/tasks.js';
 
 export interface WorkerOptions {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   concurrency: number;
   /** Lock of an active job; a dead worker's jobs stall after it and are taken again. */
   lockMs: number;
   /** How long one sync may hold the sync lock. */
   syncLockTtlMs: number;
+  /** Where job outcomes are counted; omitted: nowhere. */
+  metrics?: OpiMetrics;
 }
 
 export interface RunningWorkers {
@@ -48,6 +50,47 @@ const HANDLERS: Handlers = {
   reportStaging: (deps, _o, p) => reportStaging(deps, p.stagingGuid),
   reportCrash: (deps, _o, p) => reportCrash(deps, p),
 };
+
+const CALLBACK_KINDS: Record<string, CallbackKind> = {
+  [JOBS.reportTask.name]: 'task',
+  [JOBS.reportStaging.name]: 'staging',
+  [JOBS.reportCrash.name]: 'crash',
+};
+
+/** postToCc (handlers/report.ts) completes a report CC refused with this, so it is not retried. */
+function refusedByCc(result: unknown): boolean {
+  return typeof result === 'string' && result.startsWith('refused by CC');
+}
+
+function syncDurationMs(result: unknown): number | undefined {
+  if (typeof result !== 'object' || result === null || !('durationMs' in result)) return undefined;
+  return typeof result.durationMs === 'number' ? result.durationMs : undefined;
+}
+
+/** Time of the attempt that just ended: BullMQ stamps its start (processedOn) and, when done, its end. */
+function attemptMs(job: Job): number {
+  return (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now());
+}
+
+/** Job metrics come from the Worker's events, so the handlers stay free of them. */
+function observeCompleted(metrics: OpiMetrics, queue: string, job: Job, result: unknown): void {
+  metrics.observeJob(queue, job.name, 'completed', attemptMs(job), job.attemptsMade);
+  const kind = CALLBACK_KINDS[job.name];
+  if (kind && refusedByCc(result)) metrics.observeCallbackFailure(kind, 'refused');
+  const syncMs = job.name === JOBS.syncCluster.name ? syncDurationMs(result) : undefined;
+  if (syncMs !== undefined) metrics.observeSync(syncMs);
+}
+
+function observeFailed(metrics: OpiMetrics, queue: string, job: Job, err: Error): void {
+  // 'failed' comes for every failed attempt; only one that will not be retried is stamped finished.
+  const final =
+    job.finishedOn !== undefined ||
+    err instanceof UnrecoverableError ||
+    job.attemptsMade >= (job.opts.attempts ?? 1);
+  metrics.observeJob(queue, job.name, final ? 'failed' : 'retried', attemptMs(job), job.attemptsMade);
+  const kind = CALLBACK_KINDS[job.name];
+  if (final && kind) metrics.observeCallbackFailure(kind, 'gave_up');
+}
 
 async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, data: unknown): Promise<unknown> {
   const parsed = JOBS[key].schema.safeParse(data);
@@ -102,9 +145,11 @@ export function startWorkers(deps: HandlerDeps, opts: WorkerOptions): RunningWor
         { jobId: job?.id, job: job?.name, attemptsMade: job?.attemptsMade, err: err.message },
         'job failed',
       );
+      if (job && opts.metrics) observeFailed(opts.metrics, w.name, job, err);
     });
     w.on('completed', (job, result) => {
       deps.logger.debug({ jobId: job.id, job: job.name, result }, 'job done');
+      if (opts.metrics) observeCompleted(opts.metrics, w.name, job, result);
     });
     w.on('error', (err) => {
       deps.logger.error({ err }, 'worker error');

@@ -10,13 +10,59 @@ const bool = z
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** `host:port,host:port` (IPv6 hosts in brackets), e.g. the seeds of a Redis Cluster. */
+const hostPorts = z.string().transform((text, ctx) => {
+  const out: HostPort[] = [];
+  for (const item of text.split(',').map((s) => s.trim())) {
+    const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(item);
+    const port = Number(m?.[2]);
+    if (!m?.[1] || !(port >= 1 && port <= 65535)) {
+      ctx.addIssue({ code: 'custom', message: `"${item}" is not host:port` });
+      return z.NEVER;
+    }
+    out.push({ host: m[1].replace(/^\[|\]$/g, ''), port });
+  }
+  return out;
+});
+
 const schema = z.object({
   PORT: int(0, 65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
+  /** Bearer tokens CC's OPI client may send (comma-separated); any one of them is accepted. */
+  OPI_API_TOKENS: z
+    .string()
+    .regex(/^[^\s,]+(,[^\s,]+)*$/, 'must be comma-separated tokens without spaces')
+    .optional(),
+  /** The API's certificate and key: it listens with https when both are set. */
+  OPI_TLS_CERT_FILE: z.string().optional(),
+  OPI_TLS_KEY_FILE: z.string().optional(),
+  /** CA of the client certificates the API then requires (mutual TLS, as CC's OPI client does). */
+  OPI_TLS_CLIENT_CA_FILE: z.string().optional(),
+  /** Listen on a non-loopback HOST without tokens or mutual TLS (anyone who reaches it can drive the cluster). */
+  OPI_ALLOW_INSECURE: bool.default(false),
+  /** The queue dashboard (/admin/queues) and its HTTP Basic credentials; off when unset. */
+  OPI_DASHBOARD_USERNAME: z
+    .string()
+    .regex(/^[^:]+$/, 'must not contain ":"')
+    .optional(),
+  OPI_DASHBOARD_PASSWORD: z.string().optional(),
+  OPI_DASHBOARD_READ_ONLY: bool.default(false),
+  /** A separate port for the dashboard, metrics and health (then not served on PORT). */
+  OPI_ADMIN_PORT: int(0, 65535).optional(),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .default('redis://127.0.0.1:6379'),
+  /** Redis Cluster instead of REDIS_URL: seed nodes; every key then needs the prefix's hash tag ({opi}). */
+  REDIS_CLUSTER_NODES: hostPorts.optional(),
+  /** Redis Sentinel instead of REDIS_URL: the sentinels, and the name of the master they watch. */
+  REDIS_SENTINELS: hostPorts.optional(),
+  REDIS_SENTINEL_NAME: z.string().min(1).default('mymaster'),
+  REDIS_SENTINEL_PASSWORD: z.string().optional(),
+  /** Credentials and TLS of every Redis node, whichever of the three ways it is reached. */
+  REDIS_USERNAME: z.string().optional(),
+  REDIS_PASSWORD: z.string().optional(),
+  REDIS_TLS: bool.default(false),
   KUBECONFIG: z.string().optional(),
   /** Set by Kubernetes in every pod: the in-cluster configuration is available. */
   KUBERNETES_SERVICE_HOST: z.string().optional(),
@@ -24,6 +70,8 @@ const schema = z.object({
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a DNS-1123 label')
     .default('cf-workloads'),
+  /** false: the sync lists workloads in OPI_NAMESPACE only, so a namespaced Role suffices (k8s/). */
+  OPI_SYNC_ALL_NAMESPACES: bool.default(true),
   OPI_QUEUE_PREFIX: z
     .string()
     .min(1)
@@ -55,6 +103,8 @@ const schema = z.object({
   OPI_INSECURE_REGISTRIES: z.string().default(''),
   /** How long a finished, reported task or staging Job is kept before it is deleted. */
   OPI_FINISHED_JOB_TTL_SECONDS: int(0, 30 * 24 * 3600).default(600),
+  /** The worker's /metrics, /healthz and /readyz port (on HOST); 0: not served. */
+  OPI_METRICS_PORT: int(0, 65535).default(9090),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -62,10 +112,23 @@ export type Env = z.infer<typeof schema>;
 
 export interface Settings {
   http: { port: number; host: string; bodyLimitBytes: number };
+  /** Who may call the CC routes; see apps/api/src/security.ts. */
+  security: {
+    apiTokens: string[];
+    /** https when set; client certificates are required when clientCaFile is set. */
+    tls: { certFile: string; keyFile: string; clientCaFile?: string } | undefined;
+    allowInsecure: boolean;
+    /** Port of the dashboard, metrics and health when they are not served on the API's port. */
+    adminPort: number | undefined;
+  };
+  dashboard: { username: string; password: string; readOnly: boolean } | undefined;
   redisUrl: string;
+  redis: RedisSettings;
   kubeconfig: string | undefined;
   inCluster: boolean;
   namespace: string;
+  /** Whether the sync lists every namespace (needs cluster-wide list rights) or only `namespace`. */
+  syncAllNamespaces: boolean;
   queuePrefix: string;
   syncIntervalMs: number;
   worker: { concurrency: number; attempts: number; lockMs: number };
@@ -82,9 +145,61 @@ export interface Settings {
   };
   staging: { recipeImage: string; insecureRegistries: string[] };
   finishedJobTtlSeconds: number;
+  /** The worker's metrics and health server; port 0: none. */
+  metrics: { port: number };
 }
 
 export class SettingsError extends Error {}
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/** How to reach Redis: REDIS_URL, or a Cluster, or the master named by Sentinel (see @opi/queue's factory). */
+export interface RedisSettings {
+  url: string;
+  /** Non-empty: Redis Cluster with these seeds. */
+  clusterNodes: HostPort[];
+  /** Non-empty: Sentinel, master `sentinelName`. */
+  sentinels: HostPort[];
+  sentinelName: string;
+  sentinelPassword?: string;
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/** A key's hash tag as Redis Cluster reads it: what is between the first `{` and the next `}`, if not empty. */
+export function hashTag(key: string): string | undefined {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
+function redisSettings(e: Env): RedisSettings {
+  const cluster = e.REDIS_CLUSTER_NODES ?? [];
+  const sentinels = e.REDIS_SENTINELS ?? [];
+  if (cluster.length && sentinels.length) {
+    throw new SettingsError('invalid settings: set REDIS_CLUSTER_NODES or REDIS_SENTINELS, not both');
+  }
+  // BullMQ's scripts and ours touch several keys at once; on a Cluster they must share one slot.
+  if (cluster.length && hashTag(e.OPI_QUEUE_PREFIX) === undefined) {
+    throw new SettingsError(
+      'invalid settings: with REDIS_CLUSTER_NODES, OPI_QUEUE_PREFIX must carry a hash tag, e.g. {opi}',
+    );
+  }
+  return {
+    url: e.REDIS_URL,
+    clusterNodes: cluster,
+    sentinels,
+    sentinelName: e.REDIS_SENTINEL_NAME,
+    ...(e.REDIS_SENTINEL_PASSWORD ? { sentinelPassword: e.REDIS_SENTINEL_PASSWORD } : {}),
+    ...(e.REDIS_USERNAME ? { username: e.REDIS_USERNAME } : {}),
+    ...(e.REDIS_PASSWORD ? { password: e.REDIS_PASSWORD } : {}),
+    tls: e.REDIS_TLS,
+  };
+}
 
 export function parseSettings(env: Record<string, string | undefined>): Settings {
   // Empty strings mean "not set", as in most shells' `VAR= cmd`.
@@ -96,12 +211,51 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
     );
   }
   const e = r.data;
+  // Settings that only make sense together: a half-configured TLS or dashboard is a mistake to report,
+  // not something to silently ignore.
+  const pairs: [string, unknown, string, unknown][] = [
+    ['OPI_TLS_CERT_FILE', e.OPI_TLS_CERT_FILE, 'OPI_TLS_KEY_FILE', e.OPI_TLS_KEY_FILE],
+    ['OPI_DASHBOARD_USERNAME', e.OPI_DASHBOARD_USERNAME, 'OPI_DASHBOARD_PASSWORD', e.OPI_DASHBOARD_PASSWORD],
+  ];
+  for (const [a, va, b, vb] of pairs) {
+    if ((va === undefined) !== (vb === undefined)) {
+      throw new SettingsError(`invalid settings: ${a} and ${b} must be set together`);
+    }
+  }
+  if (e.OPI_TLS_CLIENT_CA_FILE && !e.OPI_TLS_CERT_FILE) {
+    throw new SettingsError(
+      'invalid settings: OPI_TLS_CLIENT_CA_FILE needs OPI_TLS_CERT_FILE and OPI_TLS_KEY_FILE',
+    );
+  }
   return Object.freeze({
     http: { port: e.PORT, host: e.HOST, bodyLimitBytes: e.OPI_BODY_LIMIT_BYTES },
+    security: {
+      apiTokens: e.OPI_API_TOKENS ? e.OPI_API_TOKENS.split(',') : [],
+      tls:
+        e.OPI_TLS_CERT_FILE && e.OPI_TLS_KEY_FILE
+          ? {
+              certFile: e.OPI_TLS_CERT_FILE,
+              keyFile: e.OPI_TLS_KEY_FILE,
+              ...(e.OPI_TLS_CLIENT_CA_FILE ? { clientCaFile: e.OPI_TLS_CLIENT_CA_FILE } : {}),
+            }
+          : undefined,
+      allowInsecure: e.OPI_ALLOW_INSECURE,
+      adminPort: e.OPI_ADMIN_PORT,
+    },
+    dashboard:
+      e.OPI_DASHBOARD_USERNAME && e.OPI_DASHBOARD_PASSWORD
+        ? {
+            username: e.OPI_DASHBOARD_USERNAME,
+            password: e.OPI_DASHBOARD_PASSWORD,
+            readOnly: e.OPI_DASHBOARD_READ_ONLY,
+          }
+        : undefined,
     redisUrl: e.REDIS_URL,
+    redis: redisSettings(e),
     kubeconfig: e.KUBECONFIG,
     inCluster: e.KUBERNETES_SERVICE_HOST !== undefined,
     namespace: e.OPI_NAMESPACE,
+    syncAllNamespaces: e.OPI_SYNC_ALL_NAMESPACES,
     queuePrefix: e.OPI_QUEUE_PREFIX,
     syncIntervalMs: e.OPI_SYNC_INTERVAL_MS,
     worker: {
@@ -131,5 +285,6 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
         .filter(Boolean),
     },
     finishedJobTtlSeconds: e.OPI_FINISHED_JOB_TTL_SECONDS,
+    metrics: { port: e.OPI_METRICS_PORT },
   });
 }

@@ -19,6 +19,12 @@ export interface SimulatorOptions {
   /** 0 (the default) picks a free port. */
   port?: number;
   host?: string;
+  /**
+   * Host that `url` and the kubeconfig name, when clients reach the simulator by another name than the
+   * bound address (e.g. a compose service name with host 0.0.0.0). Default: host, or 127.0.0.1 for a
+   * wildcard address.
+   */
+  advertiseHost?: string;
   /** Bearer token clients must send; random when not given. */
   token?: string;
   /** Seed of the RNG behind names, jitter and fault rolls. */
@@ -47,6 +53,13 @@ export interface Simulator {
   kubeconfig(namespace?: string): string;
   writeKubeconfig(file: string, namespace?: string): Promise<void>;
   close(): Promise<void>;
+}
+
+const WILDCARDS = new Set(['0.0.0.0', '::', '[::]']);
+
+/** An IPv6 address goes in brackets in a URL. */
+function urlHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
@@ -90,8 +103,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   const host = options.host ?? '127.0.0.1';
   const port = await api.listen(options.port ?? 0, host);
-  const url = `https://${host}:${port}`;
-  const httpUrl = `http://${host}:${port}`;
+  const named = urlHost(options.advertiseHost ?? (WILDCARDS.has(host) ? '127.0.0.1' : host));
+  const url = `https://${named}:${port}`;
+  const httpUrl = `http://${named}:${port}`;
   return {
     url,
     httpUrl,

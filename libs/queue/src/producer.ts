@@ -3,11 +3,11 @@
  * retention, de-duplication), so a job is always added the same way.
  */
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { JOBS, QUEUE_NAMES, type JobPayload, type QueueName, jobId } from './registry.js';
 
 export interface ProducerOptions {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   attempts: number;
   /** Tries of a report to CC; the backoff doubles each time (15 tries from 2 s span about nine hours). */

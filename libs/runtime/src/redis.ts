@@ -3,11 +3,11 @@
  * start a `redis-server` when one is installed; otherwise stop with a message that says how to get one.
  */
 import { spawn } from 'node:child_process';
-import { Redis } from 'ioredis';
 import type { Logger } from '@opi/logging';
+import { createRedis } from '@opi/queue';
 
 export async function redisAnswers(url: string): Promise<boolean> {
-  const r = new Redis(url, {
+  const r = createRedis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     connectTimeout: 1500,

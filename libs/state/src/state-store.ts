@@ -9,7 +9,7 @@
  * Cache: the sync writes every LRP's instances into a fresh hash and renames it over the old one, so
  * readers see one complete snapshot or the previous one, never a mix.
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
 import { type Keys, keys } from './keys.js';
@@ -47,7 +47,8 @@ export class StateStore {
   readonly keys: Keys;
 
   constructor(
-    private readonly redis: Redis,
+    // A Cluster works as well: every key of one prefix shares its hash tag (see keys.ts).
+    private readonly redis: Redis | Cluster,
     prefix: string,
   ) {
     this.keys = keys(prefix);

@@ -4,7 +4,7 @@
  * what GET /tasks lists. A record's outcome is written once, by whoever sees the end first; `reported`
  * turns true once CC acknowledged (or refused) the callback, after which the record expires.
  */
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { DesiredStaging, DesiredTask, StagingOutcome, TaskOutcome } from '@opi/domain';
 import { type Keys, keys } from './keys.js';
 import { CAS_WITH_SET } from './scripts.js';
@@ -31,7 +31,8 @@ export class TaskStore {
   readonly keys: Keys;
 
   constructor(
-    private readonly redis: Redis,
+    // A Cluster works as well: every key of one prefix shares its hash tag (see keys.ts).
+    private readonly redis: Redis | Cluster,
     prefix: string,
   ) {
     this.keys = keys(prefix);

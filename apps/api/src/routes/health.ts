@@ -1,0 +1,70 @@
+/**
+ * Operator endpoints of the API: /healthz (the process answers), /readyz (it can serve CC: Redis answers
+ * and the sync's cache is fresh) and /metrics (Prometheus). They take no CC credentials, so they are
+ * mounted before the body parser and CC's routes, or on the admin port.
+ */
+import { Router } from 'express';
+import type { Logger } from '@opi/logging';
+import {
+  type OpiMetrics,
+  type Pingable,
+  type SyncMetaSource,
+  checkCacheFresh,
+  maxCacheAgeMs,
+  pingRedis,
+  runChecks,
+} from '@opi/metrics';
+
+/** Paths that probes and scrapers hit every few seconds: kept out of the request log. */
+export const PROBE_PATHS: readonly string[] = ['/healthz', '/readyz', '/metrics'];
+
+export function isProbe(url: string | undefined): boolean {
+  return PROBE_PATHS.includes((url ?? '').split('?')[0] ?? '');
+}
+
+/** How long /readyz waits for Redis (PING, and the sync's facts). */
+export const READY_REDIS_TIMEOUT_MS = 1000;
+
+export interface HealthDeps {
+  redis: Pingable;
+  store: SyncMetaSource;
+  /** The cache counts as fresh while its last sync is younger than max(60 s, 6 × this). */
+  syncIntervalMs: number;
+  /** Readiness changes are logged here (the probes themselves are not). */
+  logger?: Logger;
+}
+
+export function healthRouter(deps: HealthDeps): Router {
+  const r = Router();
+  const maxAgeMs = maxCacheAgeMs(deps.syncIntervalMs);
+  let ready: boolean | undefined;
+
+  r.get('/healthz', (_req, res) => {
+    res.type('text/plain').send('ok');
+  });
+
+  r.get('/readyz', async (_req, res) => {
+    const report = await runChecks({
+      redis: { run: () => pingRedis(deps.redis), timeoutMs: READY_REDIS_TIMEOUT_MS },
+      cache: { run: () => checkCacheFresh(deps.store, maxAgeMs), timeoutMs: READY_REDIS_TIMEOUT_MS },
+    });
+    const now = report.status === 'ok';
+    // Probes are not logged, so say when the answer changes: that is when an operator wants to know why.
+    if (now !== ready) {
+      if (now) deps.logger?.info('ready');
+      else deps.logger?.warn({ checks: report.checks }, 'not ready');
+      ready = now;
+    }
+    res.status(now ? 200 : 503).json(report);
+  });
+  return r;
+}
+
+export function metricsRouter(metrics: OpiMetrics): Router {
+  const r = Router();
+  r.get('/metrics', async (_req, res) => {
+    const { contentType, body } = await metrics.expose();
+    res.type(contentType).send(body);
+  });
+  return r;
+}

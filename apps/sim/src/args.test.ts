@@ -1,0 +1,68 @@
+import { describe, expect, it } from '@jest/globals';
+import yaml from 'js-yaml';
+import { startSimulator } from '@opi/kube-sim';
+import { parseSimArgs } from './args.js';
+
+function serverOf(kubeconfig: string): string {
+  const doc = yaml.load(kubeconfig) as { clusters: { cluster: { server: string } }[] };
+  return doc.clusters[0]?.cluster.server ?? '';
+}
+
+describe('parseSimArgs', () => {
+  it('reads --advertise-host next to --host', () => {
+    const a = parseSimArgs([
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '6443',
+      '--advertise-host',
+      'sim',
+      '--kubeconfig',
+      '/shared/kubeconfig',
+    ]);
+    expect(a).toMatchObject({
+      host: '0.0.0.0',
+      port: 6443,
+      advertiseHost: 'sim',
+      kubeconfig: '/shared/kubeconfig',
+    });
+  });
+
+  it('leaves it unset by default', () => {
+    expect(parseSimArgs([]).advertiseHost).toBeUndefined();
+  });
+});
+
+describe('the kubeconfig names the advertised host', () => {
+  it('names --advertise-host, not the bound address (a compose service name)', async () => {
+    const sim = await startSimulator({ host: '0.0.0.0', advertiseHost: 'sim', controllers: false });
+    try {
+      expect(serverOf(sim.kubeconfig())).toBe(`https://sim:${sim.port}`);
+      expect(sim.url).toBe(`https://sim:${sim.port}`);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('names 127.0.0.1 for a wildcard address without one, and that address answers', async () => {
+    const sim = await startSimulator({ host: '0.0.0.0', controllers: false });
+    try {
+      expect(serverOf(sim.kubeconfig())).toBe(`https://127.0.0.1:${sim.port}`);
+      const res = await fetch(`${sim.httpUrl}/version`, {
+        headers: { authorization: `Bearer ${sim.token}` },
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('puts an IPv6 advertised host in brackets', async () => {
+    const sim = await startSimulator({ advertiseHost: '::1', controllers: false });
+    try {
+      expect(serverOf(sim.kubeconfig())).toBe(`https://[::1]:${sim.port}`);
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * The worker's own small HTTP server (OPI_METRICS_PORT on HOST): /metrics for Prometheus, /healthz (the
+ * BullMQ workers run) and /readyz (Redis answers a PING, Kubernetes answers a cheap read). node:http
+ * rather than Express: three fixed GET routes, and nothing else in the worker speaks HTTP.
+ */
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { KubernetesPort } from '@opi/kube';
+import type { Logger } from '@opi/logging';
+import { type OpiMetrics, type Pingable, pingRedis, runChecks } from '@opi/metrics';
+
+export const READY_REDIS_TIMEOUT_MS = 1000;
+export const READY_KUBE_TIMEOUT_MS = 2000;
+
+export interface MetricsServerDeps {
+  metrics: OpiMetrics;
+  /** Liveness: whether the BullMQ workers are running. */
+  running(): boolean;
+  redis: Pingable;
+  kube: Pick<KubernetesPort, 'getNamespace'>;
+  /** Read by the readiness check: one small GET that needs a reachable, authorised apiserver. */
+  namespace: string;
+  logger: Logger;
+}
+
+export interface RunningMetricsServer {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+  res.writeHead(status, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+  res.end(body);
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(body));
+}
+
+export function metricsHandler(deps: MetricsServerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  let ready: boolean | undefined;
+  const readyz = async (res: ServerResponse): Promise<void> => {
+    const report = await runChecks({
+      redis: { run: () => pingRedis(deps.redis), timeoutMs: READY_REDIS_TIMEOUT_MS },
+      kubernetes: {
+        run: async () =>
+          (await deps.kube.getNamespace(deps.namespace))
+            ? 'ok'
+            : `reachable; namespace ${deps.namespace} does not exist`,
+        timeoutMs: READY_KUBE_TIMEOUT_MS,
+      },
+    });
+    const now = report.status === 'ok';
+    // Probes are not logged, so say when the answer changes.
+    if (now !== ready) {
+      if (now) deps.logger.info('worker ready');
+      else deps.logger.warn({ checks: report.checks }, 'worker not ready');
+      ready = now;
+    }
+    json(res, now ? 200 : 503, report);
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      json(res, 405, { error: { message: `${req.method ?? ''} is not allowed` } });
+      return;
+    }
+    switch (path) {
+      case '/metrics': {
+        const { contentType, body } = await deps.metrics.expose();
+        send(res, 200, contentType, body);
+        return;
+      }
+      case '/healthz':
+        if (deps.running()) send(res, 200, 'text/plain; charset=utf-8', 'ok');
+        else send(res, 503, 'text/plain; charset=utf-8', 'workers are not running');
+        return;
+      case '/readyz':
+        await readyz(res);
+        return;
+      default:
+        json(res, 404, { error: { message: `no route for ${req.method} ${path}` } });
+    }
+  };
+
+  return (req, res) => {
+    route(req, res).catch((err: unknown) => {
+      deps.logger.error({ err }, 'metrics server request failed');
+      if (!res.headersSent) json(res, 500, { error: { message: 'internal error' } });
+      else res.destroy();
+    });
+  };
+}
+
+export async function startMetricsServer(
+  deps: MetricsServerDeps,
+  port: number,
+  host: string,
+): Promise<RunningMetricsServer> {
+  const server = createServer(metricsHandler(deps));
+  // Scrapers and probes reconnect at will; an idle keep-alive socket must not hold up shutdown.
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const bound = typeof address === 'object' && address ? address.port : port;
+  deps.logger.info({ host, port: bound }, 'worker metrics and health listening');
+  return {
+    server,
+    port: bound,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,693 @@
+/**
+ * Who may reach the API, over real sockets against real Redis: bearer tokens on CC's routes (and not on
+ * the probes), the dashboard's own Basic credentials and read-only mode, mutual TLS with certificates
+ * made by openssl, the refusal to listen openly without authentication, and secrets kept out of the
+ * dashboard's answers, the logs and error bodies.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { type Settings, parseSettings } from '@opi/config';
+import { loadKubeConfig } from '@opi/kube';
+import { FAST_BEHAVIOUR, startSimulator } from '@opi/kube-sim';
+import { REDACT_PATHS, createLogger, type Logger } from '@opi/logging';
+import { QUEUE_NAMES, workerConnection } from '@opi/queue';
+import { InsecureListenError, type RunningApi, startApi } from '../../apps/api/src/index.js';
+import { type RunningWorker, startWorker } from '../../apps/worker/src/index.js';
+import { eventually } from '../support/eventually.js';
+import { NAMESPACE, desireBody, uuid } from './harness.js';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const TOKENS = ['tok-alpha-0123456789', 'tok-beta-0123456789'];
+const DASH = { user: 'ops', password: 'dash-Pa55-word' };
+const silent = createLogger({ level: 'silent', pretty: false });
+
+const prefixes: string[] = [];
+const running: RunningApi[] = [];
+const redis = new Redis(REDIS_URL);
+
+function settingsFor(env: Record<string, string>): Settings {
+  const prefix = `it-sec-${randomUUID().slice(0, 8)}`;
+  prefixes.push(prefix);
+  return parseSettings({ PORT: '0', REDIS_URL, OPI_QUEUE_PREFIX: prefix, ...env });
+}
+
+async function api(env: Record<string, string>, logger: Logger = silent): Promise<RunningApi> {
+  const a = await startApi(settingsFor(env), logger);
+  running.push(a);
+  return a;
+}
+
+function basic(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+async function get(
+  url: string,
+  headers: Record<string, string> = {},
+  init: RequestInit = {},
+): Promise<{ status: number; text: string; headers: Headers }> {
+  const res = await fetch(url, { ...init, headers });
+  return { status: res.status, text: await res.text(), headers: res.headers };
+}
+
+afterAll(async () => {
+  for (const a of running) await a.close();
+  for (const prefix of prefixes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  }
+  redis.disconnect();
+});
+
+/** A job in `queue` that has failed once: a throw-away worker fails it, as a real failure would. */
+async function failedJob(prefix: string, queue: string, data: Record<string, unknown>): Promise<string> {
+  const q = new Queue(queue, { connection: redis, prefix });
+  const job = await q.add('test-failing', data, { attempts: 1 });
+  const connection = workerConnection(REDIS_URL);
+  const w = new Worker(
+    queue,
+    () => {
+      throw new Error('refused by the test');
+    },
+    { connection, prefix },
+  );
+  await eventually(async () => (await job.getState()) === 'failed', 'the job to fail');
+  await w.close();
+  connection.disconnect();
+  await q.close();
+  return job.id ?? '';
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+describe('bearer tokens and the dashboard on the API port', () => {
+  let base: string;
+  let prefix: string;
+
+  beforeAll(async () => {
+    const a = await api({
+      OPI_API_TOKENS: TOKENS.join(','),
+      OPI_DASHBOARD_USERNAME: DASH.user,
+      OPI_DASHBOARD_PASSWORD: DASH.password,
+    });
+    base = `http://127.0.0.1:${a.port}`;
+    prefix = prefixes.at(-1) ?? '';
+  });
+
+  it('answers 401 with WWW-Authenticate: Bearer and the contract error body without a token', async () => {
+    for (const [method, path] of [
+      ['GET', '/apps'],
+      ['GET', '/tasks'],
+      ['PUT', `/apps/${uuid(1)}-${uuid(2)}`],
+      ['GET', '/no/such/route'],
+    ] as const) {
+      const res = await get(`${base}${path}`, {}, { method });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 401 });
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="opi"$/);
+      expect(JSON.parse(res.text)).toEqual({ error: { message: 'a bearer token is required' } });
+    }
+  });
+
+  it('answers 401 to a wrong token, another scheme, or the dashboard credentials', async () => {
+    for (const authorization of [
+      'Bearer wrong-token',
+      `Bearer ${TOKENS[0]}x`,
+      `Bearer ${(TOKENS[0] ?? '').slice(0, -1)}`,
+      `Token ${TOKENS[0]}`,
+      basic(DASH.user, DASH.password),
+    ]) {
+      const res = await get(`${base}/apps`, { authorization });
+      expect({ authorization, status: res.status }).toEqual({ authorization, status: 401 });
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="opi"/);
+      expect(JSON.parse(res.text)).toEqual({ error: { message: expect.any(String) } });
+    }
+  });
+
+  it('serves CC with any of the configured tokens', async () => {
+    for (const token of TOKENS) {
+      const res = await get(`${base}/apps`, { authorization: `Bearer ${token}` });
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.text)).toEqual({ desired_lrp_scheduling_infos: [] });
+    }
+  });
+
+  it('records nothing from a write without a token', async () => {
+    const guid = uuid(10, 'sec');
+    const version = uuid(11, 'sec');
+    const put = await get(
+      `${base}/apps/${guid}-${version}`,
+      { 'content-type': 'application/json' },
+      { method: 'PUT', body: JSON.stringify(desireBody(guid, version)) },
+    );
+    expect(put.status).toBe(401);
+    const list = await get(`${base}/apps`, { authorization: `Bearer ${TOKENS[1]}` });
+    expect(list.text).not.toContain(guid);
+    expect(await redis.keys(`${prefix}:*converge*`)).toEqual([]);
+  });
+
+  it('answers probes without a token', async () => {
+    expect((await get(`${base}/healthz`)).status).toBe(200);
+    expect((await get(`${base}/metrics`)).status).toBe(200);
+  });
+
+  it('asks for the dashboard credentials: none and wrong ones get 401 with WWW-Authenticate: Basic', async () => {
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: basic(DASH.user, 'wrong') },
+      { authorization: basic('someone', DASH.password) },
+      { authorization: basic(DASH.user, `${DASH.password}x`) },
+      { authorization: `Bearer ${TOKENS[0]}` },
+      { authorization: 'Basic !!!' },
+    ];
+    for (const headers of attempts) {
+      for (const path of ['/admin/queues', '/admin/queues/api/queues']) {
+        const res = await get(`${base}${path}`, headers);
+        expect({ headers, path, status: res.status }).toEqual({ headers, path, status: 401 });
+        expect(res.headers.get('www-authenticate')).toMatch(/^Basic realm="OPI queue dashboard"/);
+        expect(res.text).not.toContain('<html');
+      }
+    }
+  });
+
+  it('shows every queue of the service, under its prefix, with the right credentials', async () => {
+    const auth = { authorization: basic(DASH.user, DASH.password) };
+    const page = await get(`${base}/admin/queues`, auth);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    const queues = await get(`${base}/admin/queues/api/queues`, auth);
+    expect(queues.status).toBe(200);
+    const body = JSON.parse(queues.text) as {
+      queues: { name: string; displayName: string; readOnlyMode: boolean }[];
+    };
+    expect(body.queues.map((q) => q.name).sort()).toEqual(Object.values(QUEUE_NAMES).sort());
+    for (const q of body.queues) {
+      expect(q.displayName).toBe(`${prefix}:${q.name}`);
+      expect(q.readOnlyMode).toBe(false);
+    }
+  });
+
+  it('retries a failed job from the dashboard', async () => {
+    const id = await failedJob(prefix, QUEUE_NAMES.callback, { taskGuid: 'retry-me' });
+    const res = await get(
+      `${base}/admin/queues/api/queues/${QUEUE_NAMES.callback}/${id}/retry`,
+      { authorization: basic(DASH.user, DASH.password) },
+      { method: 'PUT' },
+    );
+    expect(res.status).toBe(204);
+    const q = new Queue(QUEUE_NAMES.callback, { connection: redis, prefix });
+    expect(await q.getJobState(id)).toBe('waiting');
+    await q.close();
+  });
+
+  it('refuses dashboard writes a browser sends from another site (CSRF)', async () => {
+    const id = await failedJob(prefix, QUEUE_NAMES.callback, { taskGuid: 'csrf' });
+    const res = await get(
+      `${base}/admin/queues/api/queues/${QUEUE_NAMES.callback}/${id}/retry`,
+      { authorization: basic(DASH.user, DASH.password), 'sec-fetch-site': 'cross-site' },
+      { method: 'PUT' },
+    );
+    expect(res.status).toBe(403);
+    const q = new Queue(QUEUE_NAMES.callback, { connection: redis, prefix });
+    expect(await q.getJobState(id)).toBe('failed');
+    await q.close();
+  });
+
+  it('never shows secrets from job data or return values in its answers', async () => {
+    const secrets = ['S3CRET-one', 'S3CRET-two', 'S3CRET-three', 'S3CRET-four', 'S3CRET-five', 'S3CRET-six'];
+    const data = {
+      taskGuid: 'visible-guid',
+      registry: { username: 'visible-user', password: secrets[0] },
+      env: [{ name: 'X', apiToken: secrets[1] }],
+      Authorization: `Bearer ${secrets[2]}`,
+      nested: { deeper: { client_secret: secrets[3], credentials: { anything: secrets[4] } } },
+    };
+    const q = new Queue(QUEUE_NAMES.task, { connection: redis, prefix });
+    // One job completes with secrets in its return value, then one waits with secrets in its data.
+    const done = await q.add('test-returns', data);
+    const connection = workerConnection(REDIS_URL);
+    const w = new Worker(
+      QUEUE_NAMES.task,
+      () => Promise.resolve({ ok: true, registry_password: secrets[5] }),
+      {
+        connection,
+        prefix,
+      },
+    );
+    await eventually(async () => (await done.getState()) === 'completed', 'the job to complete');
+    await w.close();
+    connection.disconnect();
+    const waiting = await q.add('test-secrets', data);
+
+    const auth = { authorization: basic(DASH.user, DASH.password) };
+    const answers = [
+      await get(`${base}/admin/queues/api/queues?activeQueue=task&status=latest`, auth),
+      await get(`${base}/admin/queues/api/queues?activeQueue=task&status=waiting`, auth),
+      await get(`${base}/admin/queues/api/queues?activeQueue=task&status=completed`, auth),
+      await get(`${base}/admin/queues/api/queues/task/${waiting.id}`, auth),
+      await get(`${base}/admin/queues/api/queues/task/${done.id}`, auth),
+    ];
+    for (const a of answers) expect(a.status).toBe(200);
+    const all = answers.map((a) => a.text).join('\n');
+    expect(all).toContain('visible-guid');
+    expect(all).toContain('visible-user');
+    expect(all).toContain('[redacted]');
+    for (const s of secrets) expect(all).not.toContain(s);
+    await q.close();
+  });
+});
+
+describe('read-only dashboard', () => {
+  it('answers 405 to a retry and to any other write, and the job stays failed', async () => {
+    const a = await api({
+      OPI_DASHBOARD_USERNAME: DASH.user,
+      OPI_DASHBOARD_PASSWORD: DASH.password,
+      OPI_DASHBOARD_READ_ONLY: 'true',
+    });
+    const prefix = prefixes.at(-1) ?? '';
+    const base = `http://127.0.0.1:${a.port}/admin/queues`;
+    const auth = { authorization: basic(DASH.user, DASH.password), 'content-type': 'application/json' };
+    const id = await failedJob(prefix, QUEUE_NAMES.lrp, { processGuid: 'read-only-1' });
+    const writes: [string, string, unknown?][] = [
+      ['PUT', `/api/queues/lrp/${id}/retry`],
+      ['PUT', '/api/queues/lrp/retry/failed'],
+      ['PUT', '/api/queues/lrp/clean/failed'],
+      ['PUT', `/api/queues/lrp/${id}/clean`],
+      ['PUT', '/api/queues/lrp/obliterate'],
+      ['PUT', '/api/queues/lrp/pause'],
+      ['POST', '/api/queues/lrp/add', { name: 'x', data: {} }],
+    ];
+    for (const [method, path, body] of writes) {
+      const res = await get(`${base}${path}`, auth, {
+        method,
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 405 });
+    }
+    const q = new Queue(QUEUE_NAMES.lrp, { connection: redis, prefix });
+    expect(await q.getJobState(id)).toBe('failed');
+    expect(await q.count()).toBe(0);
+    await q.close();
+    const queues = JSON.parse((await get(`${base}/api/queues`, auth)).text) as {
+      queues: { readOnlyMode: boolean }[];
+    };
+    expect(queues.queues.every((q) => q.readOnlyMode)).toBe(true);
+  });
+
+  it('is not served at all without credentials configured', async () => {
+    const a = await api({});
+    expect((await get(`http://127.0.0.1:${a.port}/admin/queues`)).status).toBe(404);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+
+interface Pki {
+  dir: string;
+  ca: Buffer;
+  file(name: string): string;
+  read(name: string): Buffer;
+}
+
+/** A CA, a server certificate for 127.0.0.1, a client certificate of that CA and one of another CA. */
+function makePki(): Pki {
+  const dir = mkdtempSync(join(tmpdir(), 'opi-mtls-'));
+  const file = (n: string): string => join(dir, n);
+  const ssl = (...args: string[]): void => {
+    execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  };
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  writeFileSync(
+    file('server.ext'),
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n',
+  );
+  writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
+  for (const ca of ['ca', 'other-ca']) {
+    ssl(
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      `${ca}.key`,
+      '-out',
+      `${ca}.crt`,
+      '-subj',
+      `/CN=${ca}`,
+      '-days',
+      '2',
+    );
+  }
+  const sign = (name: string, ca: string, ext: string): void => {
+    ssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      `${ca}.crt`,
+      '-CAkey',
+      `${ca}.key`,
+      '-CAcreateserial',
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '2',
+      '-extfile',
+      ext,
+    );
+  };
+  sign('server', 'ca', 'server.ext');
+  sign('cloud-controller', 'ca', 'client.ext');
+  sign('intruder', 'other-ca', 'client.ext');
+  const read = (n: string): Buffer => readFileSync(file(n));
+  return { dir, ca: read('ca.crt'), file, read };
+}
+
+function httpsGet(
+  port: number,
+  path: string,
+  tls: { ca: Buffer; cert?: Buffer; key?: Buffer },
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', port, path, method: 'GET', agent: false, ...tls },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, text });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('mutual TLS', () => {
+  let pki: Pki;
+  let port: number;
+  let adminPort: number;
+
+  beforeAll(async () => {
+    pki = makePki();
+    const a = await api({
+      OPI_TLS_CERT_FILE: pki.file('server.crt'),
+      OPI_TLS_KEY_FILE: pki.file('server.key'),
+      OPI_TLS_CLIENT_CA_FILE: pki.file('ca.crt'),
+      OPI_ADMIN_PORT: '0',
+      OPI_DASHBOARD_USERNAME: DASH.user,
+      OPI_DASHBOARD_PASSWORD: DASH.password,
+    });
+    port = a.port;
+    adminPort = a.admin?.port ?? 0;
+  });
+
+  afterAll(() => {
+    rmSync(pki.dir, { recursive: true, force: true });
+  });
+
+  it("serves a client presenting a certificate of the client CA, as CC's OPI client does", async () => {
+    const res = await httpsGet(port, '/apps', {
+      ca: pki.ca,
+      cert: pki.read('cloud-controller.crt'),
+      key: pki.read('cloud-controller.key'),
+    });
+    expect(res).toEqual({ status: 200, text: '{"desired_lrp_scheduling_infos":[]}' });
+  });
+
+  it('fails the handshake of a client without a certificate', async () => {
+    await expect(httpsGet(port, '/apps', { ca: pki.ca })).rejects.toThrow(
+      /certificate required|ECONNRESET|socket hang up|handshake/i,
+    );
+  });
+
+  it('fails the handshake of a client whose certificate another CA signed', async () => {
+    await expect(
+      httpsGet(port, '/apps', { ca: pki.ca, cert: pki.read('intruder.crt'), key: pki.read('intruder.key') }),
+    ).rejects.toThrow(/unknown ca|certificate|ECONNRESET|socket hang up/i);
+  });
+
+  it('does not answer plain http on the API port', async () => {
+    await expect(fetch(`http://127.0.0.1:${port}/apps`)).rejects.toThrow();
+  });
+
+  it('serves probes, metrics and the dashboard on the admin port, without a client certificate', async () => {
+    const admin = `http://127.0.0.1:${adminPort}`;
+    expect((await get(`${admin}/healthz`)).status).toBe(200);
+    expect((await get(`${admin}/metrics`)).status).toBe(200);
+    expect((await get(`${admin}/admin/queues`)).status).toBe(401);
+    expect(
+      (await get(`${admin}/admin/queues`, { authorization: basic(DASH.user, DASH.password) })).status,
+    ).toBe(200);
+    // CC's routes are not there, and the operator endpoints are not on the API port.
+    expect((await get(`${admin}/apps`)).status).toBe(404);
+    const cc = { ca: pki.ca, cert: pki.read('cloud-controller.crt'), key: pki.read('cloud-controller.key') };
+    expect((await httpsGet(port, '/healthz', cc)).status).toBe(404);
+    expect((await httpsGet(port, '/admin/queues', cc)).status).toBe(404);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+
+describe('listening without authentication', () => {
+  it('refuses to start on 0.0.0.0 without tokens, mutual TLS or OPI_ALLOW_INSECURE', async () => {
+    const settings = settingsFor({ HOST: '0.0.0.0' });
+    await expect(startApi(settings, silent)).rejects.toThrow(InsecureListenError);
+    await expect(startApi(settings, silent)).rejects.toThrow(
+      /refusing to listen on 0\.0\.0\.0 without authentication.*OPI_API_TOKENS.*OPI_ALLOW_INSECURE=true/s,
+    );
+  });
+
+  it('starts on 0.0.0.0 with OPI_ALLOW_INSECURE, or with tokens, and on loopback without either', async () => {
+    const envs: Record<string, string>[] = [
+      { HOST: '0.0.0.0', OPI_ALLOW_INSECURE: 'true' },
+      { HOST: '0.0.0.0', OPI_API_TOKENS: TOKENS[0] ?? '' },
+      { HOST: '127.0.0.1' },
+      { HOST: '::1' },
+    ];
+    for (const env of envs) {
+      const a = await api(env);
+      expect(a.port).toBeGreaterThan(0);
+    }
+  });
+
+  it('makes `npm run start:api` exit 1 with the message, before it touches Redis', async () => {
+    const main = join(process.cwd(), 'apps/api/dist/main.js');
+    const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [main],
+        {
+          env: {
+            PATH: process.env['PATH'] ?? '',
+            HOST: '0.0.0.0',
+            PORT: '0',
+            // Nothing listens there: reaching Redis first would hang, not exit.
+            REDIS_URL: 'redis://127.0.0.1:1',
+          },
+          timeout: 20_000,
+        },
+        (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: `${stdout}${stderr}` });
+        },
+      );
+    });
+    expect(result.code).toBe(1);
+    expect(result.out).toContain('refusing to listen on 0.0.0.0 without authentication');
+  });
+
+  it('refuses half-configured TLS and dashboard settings', () => {
+    expect(() => parseSettings({ OPI_TLS_CERT_FILE: '/x.crt' })).toThrow(/OPI_TLS_KEY_FILE/);
+    expect(() => parseSettings({ OPI_TLS_CLIENT_CA_FILE: '/ca.crt' })).toThrow(/OPI_TLS_CERT_FILE/);
+    expect(() => parseSettings({ OPI_DASHBOARD_USERNAME: 'ops' })).toThrow(/OPI_DASHBOARD_PASSWORD/);
+    expect(() => parseSettings({ OPI_API_TOKENS: 'a, b' })).toThrow(/OPI_API_TOKENS/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+
+describe('registry passwords', () => {
+  // Random letters and digits: any 8 of them in a row appearing anywhere is a leak, even a partial one
+  // (V8's JSON errors quote about ten characters around the mistake).
+  const PASSWORD = randomBytes(18).toString('base64url');
+  const fragments = Array.from({ length: PASSWORD.length - 7 }, (_, i) => PASSWORD.slice(i, i + 8));
+  const leaks = (text: string): string[] => fragments.filter((f) => text.includes(f));
+  const lines: string[] = [];
+  let base: string;
+  let worker: RunningWorker;
+  let closeSim: () => Promise<void>;
+  let apps: { list(): Promise<string[]>; secrets(): Promise<string[]> };
+
+  beforeAll(async () => {
+    // The service's logger configuration (redaction included), writing into `lines` at every level.
+    const logger = pino(
+      { level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
+      { write: (line: string) => lines.push(line) },
+    );
+    const sim = await startSimulator({ behaviour: FAST_BEHAVIOUR, namespaces: [NAMESPACE], seed: 3 });
+    closeSim = () => sim.close();
+    const settings = settingsFor({
+      OPI_API_TOKENS: TOKENS[0] ?? '',
+      OPI_NAMESPACE: NAMESPACE,
+      OPI_SYNC_INTERVAL_MS: '500',
+      OPI_METRICS_PORT: '0',
+    });
+    worker = await startWorker(settings, logger, loadKubeConfig({ kubeconfigYaml: sim.kubeconfig() }));
+    const a = await startApi(settings, logger);
+    running.push(a);
+    base = `http://127.0.0.1:${a.port}`;
+    const { KubeConfig, AppsV1Api, CoreV1Api } = await import('@kubernetes/client-node');
+    const kc = new KubeConfig();
+    kc.loadFromString(sim.kubeconfig());
+    const appsApi = kc.makeApiClient(AppsV1Api);
+    const core = kc.makeApiClient(CoreV1Api);
+    apps = {
+      list: async () =>
+        (await appsApi.listNamespacedDeployment({ namespace: NAMESPACE })).items.map(
+          (d) => d.metadata?.name ?? '',
+        ),
+      secrets: async () =>
+        (await core.listNamespacedSecret({ namespace: NAMESPACE })).items.map((s) =>
+          Buffer.from(s.data?.['.dockerconfigjson'] ?? '', 'base64').toString(),
+        ),
+    };
+  });
+
+  afterAll(async () => {
+    await worker.close();
+    await closeSim();
+  });
+
+  const send = (method: string, path: string, body: string): Promise<{ status: number; text: string }> =>
+    get(
+      `${base}${path}`,
+      { authorization: `Bearer ${TOKENS[0]}`, 'content-type': 'application/json' },
+      { method, body },
+    );
+
+  function docker(image = 'registry.example.com/team/app:1'): Record<string, unknown> {
+    return {
+      docker_lifecycle: { image, command: [], registry_username: 'robot', registry_password: PASSWORD },
+    };
+  }
+
+  it('reach the cluster as a pull Secret, and appear neither in error bodies nor in any log line', async () => {
+    const guid = uuid(1, 'reg');
+    const version = uuid(2, 'reg');
+    const pg = `${guid}-${version}`;
+    const ok = await send(
+      'PUT',
+      `/apps/${pg}`,
+      JSON.stringify(desireBody(guid, version, { lifecycle: docker() })),
+    );
+    expect(ok.status).toBe(202);
+    // The password went where it belongs: the Deployment's pull Secret.
+    await eventually(
+      async () => (await apps.secrets()).some((s) => s.includes(PASSWORD)),
+      'the pull Secret',
+      30_000,
+    );
+    // The Secret is created first, then the Deployment that owns it.
+    await eventually(async () => (await apps.list()).length === 1, 'the Deployment', 30_000);
+
+    const refused: { status: number; text: string }[] = [
+      // A field the contract refuses, next to the password.
+      await send(
+        'PUT',
+        `/apps/${pg}`,
+        JSON.stringify(desireBody(guid, version, { disk_mb: 0, lifecycle: docker() })),
+      ),
+      // The password itself of the wrong type.
+      await send(
+        'PUT',
+        `/apps/${pg}`,
+        JSON.stringify(
+          desireBody(guid, version, {
+            lifecycle: { docker_lifecycle: { image: 'a/b:1', registry_password: { value: PASSWORD } } },
+          }),
+        ),
+      ),
+      // A path that does not match the body.
+      await send(
+        'PUT',
+        `/apps/${uuid(3, 'reg')}-${version}`,
+        JSON.stringify(desireBody(guid, version, { lifecycle: docker() })),
+      ),
+      // Malformed JSON around the password.
+      await send(
+        'PUT',
+        `/apps/${pg}`,
+        `{"lifecycle": {"docker_lifecycle": {"registry_password": "${PASSWORD}" oops`,
+      ),
+      // The password unquoted and single-quoted: V8's parse error quotes the text around the mistake.
+      await send(
+        'PUT',
+        `/apps/${pg}`,
+        `{"lifecycle": {"docker_lifecycle": {"registry_password": ${PASSWORD}}}}`,
+      ),
+      await send(
+        'PUT',
+        `/apps/${pg}`,
+        `{"lifecycle": {"docker_lifecycle": {"registry_password": '${PASSWORD}'}}}`,
+      ),
+      // A body over the limit.
+      await send(
+        'PUT',
+        `/apps/${pg}`,
+        JSON.stringify(
+          desireBody(guid, version, { lifecycle: docker(), environment: { BIG: 'x'.repeat(1_100_000) } }),
+        ),
+      ),
+      // A task with the password and a callback that is not a URL.
+      await send(
+        'POST',
+        `/tasks/${uuid(4, 'reg')}`,
+        JSON.stringify({
+          guid: uuid(4, 'reg'),
+          name: 'migrate',
+          app_guid: guid,
+          app_name: 'app',
+          org_name: 'org',
+          org_guid: 'org-1',
+          space_name: 'dev',
+          space_guid: 'space-1',
+          environment: [],
+          completion_callback: 'not a url',
+          lifecycle: docker(),
+          memory_mb: 64,
+          disk_mb: 64,
+          cpu_weight: 1,
+        }),
+      ),
+    ];
+    for (const r of refused) {
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(r.status).toBeLessThan(500);
+      expect(JSON.parse(r.text)).toEqual({ error: { message: expect.any(String) } });
+      expect(leaks(r.text)).toEqual([]);
+    }
+    // The logs saw all of it (requests, the converge) at trace level, and neither the password nor the token.
+    const log = lines.join('');
+    expect(log).toContain(pg);
+    expect(log).toContain('"statusCode":400');
+    expect(log).toContain('[redacted]');
+    expect(leaks(log)).toEqual([]);
+    expect(log).not.toContain(TOKENS[0]);
+  });
+});

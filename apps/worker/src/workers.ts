@@ -113,6 +113,23 @@ async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promi
   }
 }
 
+/** The ids a job is about (never secrets: payloads hold identities only). */
+function identity(job: Job | undefined): Record<string, unknown> {
+  if (!job) return {};
+  const data = (job.data ?? {}) as Record<string, unknown>;
+  const ids: Record<string, unknown> = { jobId: job.id, job: job.name };
+  for (const k of ['processGuid', 'taskGuid', 'stagingGuid', 'instance', 'index', 'crashCount']) {
+    if (data[k] !== undefined) ids[k] = data[k];
+  }
+  return ids;
+}
+
+function durationOf(job: Job): number | undefined {
+  return job.finishedOn !== undefined && job.processedOn !== undefined
+    ? job.finishedOn - job.processedOn
+    : undefined;
+}
+
 export function startWorkers(deps: HandlerDeps, opts: WorkerOptions): RunningWorkers {
   const common = {
     connection: opts.connection,
@@ -141,14 +158,19 @@ export function startWorkers(deps: HandlerDeps, opts: WorkerOptions): RunningWor
   const workers = [lrp, sync, task, callback];
   for (const w of workers) {
     w.on('failed', (job, err) => {
-      deps.logger.warn(
-        { jobId: job?.id, job: job?.name, attemptsMade: job?.attemptsMade, err: err.message },
-        'job failed',
-      );
+      deps.logger.warn({ ...identity(job), attemptsMade: job?.attemptsMade, err: err.message }, 'job failed');
       if (job && opts.metrics) observeFailed(opts.metrics, w.name, job, err);
     });
     w.on('completed', (job, result) => {
-      deps.logger.debug({ jobId: job.id, job: job.name, result }, 'job done');
+      // One line per job, with what it was about, so an app can be followed from the API to here.
+      const line = {
+        ...identity(job),
+        attemptsMade: job.attemptsMade,
+        durationMs: durationOf(job),
+        result: result as unknown,
+      };
+      if (job.name === JOBS.syncCluster.name) deps.logger.debug(line, 'job done');
+      else deps.logger.info(line, 'job done');
       if (opts.metrics) observeCompleted(opts.metrics, w.name, job, result);
     });
     w.on('error', (err) => {

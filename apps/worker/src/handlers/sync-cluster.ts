@@ -15,6 +15,10 @@ import {
   ANNOTATION_LAST_UPDATED,
   ANNOTATION_PROCESS_GUID,
   APP_SELECTOR,
+  LABEL_MANAGED_BY,
+  LABEL_SOURCE_TYPE,
+  MANAGED_BY,
+  SOURCE_TYPE_APP,
   type Deployment,
   LABEL_GUID,
   LABEL_VERSION,
@@ -28,6 +32,9 @@ import {
 import type { HandlerDeps } from '../deps.js';
 import { ANNOTATION_GENERATION } from './converge-lrp.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
+
+/** Every object the service manages, whatever its kind. */
+const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
 
 export interface SyncReport {
   deployments: number;
@@ -70,7 +77,13 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   const records = await store.allRecords();
   const previous = await store.allCachedAssignments();
   const deployments = await kube.listDeployments(deps.syncNamespace, APP_SELECTOR);
-  const pods = await kube.listPods(deps.syncNamespace, APP_SELECTOR);
+  // One listing of every pod the service manages, split by kind: apps here, task and staging pods for
+  // syncJobs (three listings would cost three passes over what may be 100,000 pods).
+  const managed = await kube.listPods(deps.syncNamespace, MANAGED_SELECTOR);
+  const pods = {
+    items: managed.items.filter((p) => p.metadata.labels?.[LABEL_SOURCE_TYPE] === SOURCE_TYPE_APP),
+  };
+  const jobPods = managed.items.filter((p) => p.metadata.labels?.[LABEL_SOURCE_TYPE] !== SOURCE_TYPE_APP);
 
   const byGuid = new Map<string, Deployment>();
   for (const d of deployments.items) {
@@ -149,7 +162,7 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
     }
   }
   await store.showExisting(showExisting, drop);
-  const jobs = await syncJobs(deps);
+  const jobs = await syncJobs(deps, jobPods);
   const report = {
     deployments: deployments.items.length,
     pods: pods.items.length,

@@ -61,16 +61,15 @@ function taskFromJob(job: Stored<Job>, taskGuid: string): DesiredTask | undefine
   };
 }
 
-export async function syncJobs(deps: HandlerDeps): Promise<JobSyncReport> {
+/** `jobPods`: the pods of task and staging Jobs, from the sync's one listing of every managed pod. */
+export async function syncJobs(deps: HandlerDeps, jobPods: readonly Pod[]): Promise<JobSyncReport> {
   const { kube, tasks, producer } = deps;
-  const [taskJobs, stagingJobs, taskPods, stagingPods] = await Promise.all([
+  const [taskJobs, stagingJobs] = await Promise.all([
     kube.listJobs(deps.syncNamespace, TASK_SELECTOR),
     kube.listJobs(deps.syncNamespace, STAGING_SELECTOR),
-    kube.listPods(deps.syncNamespace, TASK_SELECTOR),
-    kube.listPods(deps.syncNamespace, STAGING_SELECTOR),
   ]);
   const podsOf = new Map<string, Pod[]>();
-  for (const p of [...taskPods.items, ...stagingPods.items]) {
+  for (const p of jobPods) {
     const key = `${p.metadata.namespace ?? ''}/${jobNameOf(p) ?? ''}`;
     podsOf.set(key, [...(podsOf.get(key) ?? []), p]);
   }

@@ -62,7 +62,8 @@ export function selfSignedCertificate(hosts: string[] = ['127.0.0.1', '::1', 'lo
     seq(oid('2.5.29.37'), tlv(0x04, seq(oid('1.3.6.1.5.5.7.3.1')))),
   );
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // positive INTEGER
+  // Positive and minimal: a DER INTEGER may not start with 0x00 before a byte below 0x80 ("illegal padding").
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
   const tbs = seq(
     tlv(0xa0, tlv(0x02, Buffer.from([2]))), // v3
     tlv(0x02, serial),

@@ -1,0 +1,660 @@
+/**
+ * `npm run bench [-- --quick]`: the service's read and write paths against what a cache-less server, a
+ * bare HTTP handler or raw BullMQ would do, on the same machine, in the same run. The API runs as its own
+ * process (`node apps/api/dist/main.js`, production log level) on a spare Redis database with a unique key
+ * prefix; the simulated cluster runs in this process without controllers (nothing reconciles), filled
+ * straight through its store. Prints a table and writes bench/results/latest.json.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { desireLrpSchema, schedulingInfoJson, schedulingInfosBody, toDesiredLrp } from '@opi/contract';
+import type { DesiredLrp } from '@opi/domain';
+import { type Simulator, startSimulator } from '@opi/kube-sim';
+import { JobProducer, QUEUE_NAMES } from '@opi/queue';
+import { type CachedInstances, StateStore } from '@opi/state';
+import {
+  ANNOTATION_LAST_UPDATED,
+  ANNOTATION_PROCESS_GUID,
+  APP_SELECTOR,
+  LABEL_GUID,
+  LABEL_VERSION,
+  labelsFor,
+  lrpToDeployment,
+} from '@opi/translation';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const NAMESPACE = 'cf-workloads';
+const REDIS_DB = Number(process.env['BENCH_REDIS_DB'] ?? 9);
+const REDIS_URL = `redis://127.0.0.1:6379/${REDIS_DB}`;
+const quick = process.argv.includes('--quick');
+
+const plan = quick
+  ? {
+      appsSizes: [1000, 10_000],
+      instancesSize: 1000,
+      listRuns: 3,
+      readSeconds: 3,
+      ingestSeconds: 4,
+      podRuns: 30,
+      jobs: 2000,
+    }
+  : {
+      appsSizes: [1000, 10_000, 100_000],
+      instancesSize: 10_000,
+      listRuns: 3,
+      readSeconds: 8,
+      ingestSeconds: 10,
+      podRuns: 100,
+      jobs: 10_000,
+    };
+
+interface Row {
+  scenario: string;
+  size: string;
+  metric: string;
+  ours: number;
+  baseline: number;
+  unit: string;
+  /** ours / baseline, or baseline / ours where smaller is better ("× faster"). */
+  ratio: number;
+  ratioMeaning: string;
+  target: string;
+  met: boolean | undefined;
+  note?: string;
+}
+
+const rows: Row[] = [];
+
+function log(msg: string): void {
+  process.stderr.write(`[bench] ${msg}\n`);
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] ?? NaN;
+}
+
+function uuid(n: number, salt: string): string {
+  return `${salt.padEnd(8, '0').slice(0, 8)}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+}
+
+/** A CC-like desire body, as the integration tests send. */
+function desireBody(guid: string, version: string): Record<string, unknown> {
+  return {
+    guid,
+    version,
+    process_guid: `${guid}-${version}`,
+    process_type: 'web',
+    app_guid: guid,
+    app_name: `app-${guid.slice(-8)}`,
+    space_guid: 'space-1',
+    space_name: 'dev',
+    organization_guid: 'org-1',
+    organization_name: 'org',
+    ports: [8080],
+    environment: { GREETING: 'hello' },
+    instances: 1,
+    last_updated: '1589212345.000001',
+    health_check_type: 'port',
+    health_check_timeout_ms: 60000,
+    memory_mb: 64,
+    disk_mb: 256,
+    cpu_weight: 1,
+    lifecycle: { docker_lifecycle: { image: 'registry.example/app:1', command: [] } },
+  };
+}
+
+const VERSION = 'v1';
+const lrpOf = (n: number): DesiredLrp =>
+  toDesiredLrp(desireLrpSchema.parse(desireBody(uuid(n, 'be'), VERSION)), {
+    namespace: NAMESPACE,
+    dropletRegistry: 'registry.example',
+  });
+
+// ---- processes -------------------------------------------------------------------------------------
+
+interface Child {
+  proc: ChildProcess;
+  port: number;
+  pid: number;
+}
+
+/** Starts a node process that logs `{"port": n}` as JSON; its output goes to a file, not through us. */
+async function startChild(script: string, env: Record<string, string>, logFile: string): Promise<Child> {
+  const fd = openSync(logFile, 'w');
+  const proc = spawn(process.execPath, [script], {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}; see ${logFile}`);
+    for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+      if (!line.includes('"port"')) continue;
+      try {
+        const port = (JSON.parse(line) as { port?: unknown }).port;
+        if (typeof port === 'number' && port > 0 && proc.pid !== undefined)
+          return { proc, port, pid: proc.pid };
+      } catch {
+        // not a JSON line
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`${script} did not log its port; see ${logFile}`);
+}
+
+async function stopChild(c: Child): Promise<void> {
+  if (c.proc.exitCode !== null) return;
+  const exited = new Promise<void>((r) => {
+    c.proc.once('exit', () => {
+      r();
+    });
+  });
+  c.proc.kill('SIGTERM');
+  const timer = setTimeout(() => c.proc.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m?.[1] ? Number(m[1]) * 1024 : NaN;
+}
+
+async function usedMemory(redis: Redis): Promise<number> {
+  const info = await redis.info('memory');
+  const m = /used_memory:(\d+)/.exec(info);
+  return m?.[1] ? Number(m[1]) : NaN;
+}
+
+async function deletePrefix(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let n = 0;
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (found.length) n += await redis.del(...found);
+  } while (cursor !== '0');
+  return n;
+}
+
+// ---- load ------------------------------------------------------------------------------------------
+
+interface Load {
+  p50: number;
+  p99: number;
+  rps: number;
+  total: number;
+  bad: number;
+}
+
+async function load(opts: autocannon.Options): Promise<Load> {
+  const r = await autocannon({ ...opts });
+  return {
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    rps: r.requests.average,
+    total: r.requests.total,
+    bad: r.non2xx + r.errors,
+  };
+}
+
+async function timed(fn: () => Promise<unknown>, runs: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await fn();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+function faster(
+  scenario: string,
+  size: string,
+  metric: string,
+  ours: number,
+  baseline: number,
+  target: { maxMs?: number; minFactor: number },
+  note?: string,
+): void {
+  const ratio = baseline / ours;
+  const met = (target.maxMs === undefined || ours <= target.maxMs) && ratio >= target.minFactor;
+  rows.push({
+    scenario,
+    size,
+    metric,
+    ours,
+    baseline,
+    unit: 'ms',
+    ratio,
+    ratioMeaning: '× faster',
+    target: `${target.maxMs !== undefined ? `≤ ${target.maxMs} ms, ` : ''}≥ ${target.minFactor}× faster`,
+    met,
+    ...(note ? { note } : {}),
+  });
+}
+
+// ---- seeding ---------------------------------------------------------------------------------------
+
+async function seed(sim: Simulator, state: StateStore, from: number, to: number): Promise<void> {
+  const deployments = sim.store.registry.get('apps', 'deployments');
+  for (let i = from; i < to; i += 500) {
+    const batch: DesiredLrp[] = [];
+    for (let n = i; n < Math.min(to, i + 500); n++) batch.push(lrpOf(n));
+    for (const lrp of batch) {
+      sim.store.create(deployments, lrpToDeployment(lrp, { runAsNonRoot: true }) as never);
+    }
+    await Promise.all(batch.map((lrp) => state.adopt(lrp)));
+  }
+}
+
+/** One running pod and one event per LRP for the first `size` LRPs, and the API's cache of them. */
+async function seedPods(sim: Simulator, state: StateStore, size: number): Promise<void> {
+  const pods = sim.store.registry.get('', 'pods');
+  const events = sim.store.registry.get('', 'events');
+  const cache = new Map<string, CachedInstances>();
+  const since = `${Date.now()}000000`;
+  for (let n = 0; n < size; n++) {
+    const lrp = lrpOf(n);
+    const name = `app-${n}-0`;
+    sim.store.create(pods, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NAMESPACE, labels: labelsFor(lrp) },
+      spec: { containers: [{ name: 'opi', image: lrp.image }], nodeName: 'node-1' },
+      status: { phase: 'Running', startTime: new Date().toISOString() },
+    } as never);
+    sim.store.create(events, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${name}.1`, namespace: NAMESPACE },
+      involvedObject: { kind: 'Pod', name, namespace: NAMESPACE },
+      reason: 'Started',
+      message: 'Started container opi',
+      type: 'Normal',
+    } as never);
+    cache.set(lrp.processGuid, {
+      assignments: { [name]: 0 },
+      instances: [{ index: 0, podName: name, sinceNs: since, state: 'RUNNING' }],
+    });
+  }
+  await state.writeCache(cache, { syncedAt: Date.now(), durationMs: 0, deployments: size, pods: size });
+}
+
+// ---- scenarios -------------------------------------------------------------------------------------
+
+async function schedulingInfos(base: string, apps: AppsV1Api, size: number): Promise<void> {
+  const first = await fetch(`${base}/apps`);
+  const text = await first.text();
+  const count = (JSON.parse(text) as { desired_lrp_scheduling_infos: unknown[] }).desired_lrp_scheduling_infos
+    .length;
+  if (count !== size) throw new Error(`GET /apps returned ${count} scheduling infos, expected ${size}`);
+  const ours = await load({ url: `${base}/apps`, connections: 1, duration: plan.readSeconds });
+  if (ours.bad) throw new Error(`GET /apps: ${ours.bad} failed requests`);
+  let directBytes = 0;
+  const direct = async (): Promise<void> => {
+    const infos: string[] = [];
+    let token: string | undefined;
+    directBytes = 0;
+    do {
+      const page = await apps.listNamespacedDeployment({
+        namespace: NAMESPACE,
+        labelSelector: APP_SELECTOR,
+        limit: 500,
+        _continue: token,
+      });
+      for (const d of page.items) {
+        const a = d.metadata?.annotations ?? {};
+        const labels = d.metadata?.labels ?? {};
+        const pg = a[ANNOTATION_PROCESS_GUID];
+        if (pg) {
+          infos.push(
+            schedulingInfoJson(
+              pg,
+              labels[LABEL_GUID] ?? '',
+              labels[LABEL_VERSION] ?? '',
+              a[ANNOTATION_LAST_UPDATED] ?? '',
+            ),
+          );
+        }
+      }
+      token = page.metadata?._continue;
+    } while (token);
+    directBytes = schedulingInfosBody(infos).length;
+    if (infos.length !== size) throw new Error(`direct list found ${infos.length}, expected ${size}`);
+  };
+  const runs = await timed(direct, size >= 100_000 ? 2 : plan.listRuns);
+  const label = size >= 1000 ? `${size / 1000}k` : String(size);
+  faster(
+    'GET /apps (scheduling infos)',
+    label,
+    'p50',
+    ours.p50,
+    percentile(runs, 50),
+    { maxMs: size >= 100_000 ? 100 : undefined, minFactor: 20 },
+    `${ours.total} requests vs ${runs.length} paginated lists`,
+  );
+  faster('GET /apps (scheduling infos)', label, 'p99', ours.p99, percentile(runs, 99), { minFactor: 1 });
+  rows.push({
+    scenario: 'GET /apps (scheduling infos)',
+    size: label,
+    metric: 'response bytes',
+    ours: text.length,
+    baseline: directBytes,
+    unit: 'B',
+    ratio: text.length / directBytes,
+    ratioMeaning: '× the direct body',
+    target: '—',
+    met: undefined,
+  });
+}
+
+async function instances(base: string, core: CoreV1Api, size: number): Promise<void> {
+  const n = Math.floor(size / 2);
+  const lrp = lrpOf(n);
+  const path = `/apps/${lrp.guid}/${lrp.version}/instances`;
+  const check = await fetch(`${base}${path}`);
+  const body = (await check.json()) as { instances?: { state?: string }[] };
+  if (check.status !== 200 || body.instances?.[0]?.state !== 'RUNNING') {
+    throw new Error(`GET ${path} answered ${check.status} ${JSON.stringify(body)}`);
+  }
+  const ours = await load({ url: `${base}${path}`, connections: 1, duration: plan.readSeconds });
+  if (ours.bad) throw new Error(`GET instances: ${ours.bad} failed requests`);
+  const direct = async (): Promise<void> => {
+    const pods = await core.listNamespacedPod({
+      namespace: NAMESPACE,
+      labelSelector: `${LABEL_GUID}=${lrp.guid},${LABEL_VERSION}=${lrp.version}`,
+    });
+    if (pods.items.length !== 1) throw new Error(`direct: ${pods.items.length} pods`);
+    for (const p of pods.items) {
+      await core.listNamespacedEvent({
+        namespace: NAMESPACE,
+        fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${p.metadata?.name ?? ''}`,
+      });
+    }
+  };
+  await direct();
+  const runs = await timed(direct, plan.podRuns);
+  const label = size >= 1000 ? `${size / 1000}k` : String(size);
+  faster('GET instances', label, 'p50', ours.p50, percentile(runs, 50), { maxMs: 5, minFactor: 20 });
+  faster('GET instances', label, 'p99', ours.p99, percentile(runs, 99), { minFactor: 1 });
+}
+
+async function ingest(base: string, bare: string): Promise<void> {
+  let counter = 0;
+  const salt = randomBytes(3).toString('hex');
+  const opts = (url: string): autocannon.Options => ({
+    url,
+    connections: 64,
+    duration: plan.ingestSeconds,
+    headers: { 'content-type': 'application/json' },
+    requests: [
+      {
+        method: 'PUT',
+        setupRequest: (req) => {
+          const guid = uuid(counter++, `c${salt}`);
+          return {
+            ...req,
+            path: `/apps/${guid}-${VERSION}`,
+            body: JSON.stringify(desireBody(guid, VERSION)),
+          };
+        },
+      },
+    ],
+  });
+  const b = await load(opts(bare));
+  const o = await load(opts(base));
+  const ratio = o.rps / b.rps;
+  rows.push({
+    scenario: 'PUT /apps/:process_guid (desire ingest, 64 conns)',
+    size: `${o.total} new LRPs`,
+    metric: 'req/s',
+    ours: o.rps,
+    baseline: b.rps,
+    unit: 'req/s',
+    ratio,
+    ratioMeaning: '× the bare rate',
+    target: '≥ 0.5× bare',
+    met: ratio >= 0.5 && o.bad === 0,
+    note: `p50 ${o.p50} ms vs ${b.p50} ms; non-2xx/errors: ours ${o.bad}, bare ${b.bad}`,
+  });
+}
+
+/**
+ * Jobs/s from the first add to the last completion, 64 adds in flight, a no-op processor at the workers'
+ * default concurrency (16): the service's JobProducer.convergeLrp against raw BullMQ adds.
+ */
+async function queueOverhead(prefix: string): Promise<void> {
+  const n = plan.jobs;
+  const run = async (
+    queueName: string,
+    qprefix: string,
+    add: (i: number) => Promise<unknown>,
+  ): Promise<number> => {
+    const conn = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    let done = 0;
+    let finish = (): void => undefined;
+    const all = new Promise<void>((r) => {
+      finish = r;
+    });
+    const worker = new Worker(queueName, () => Promise.resolve(), {
+      connection: conn,
+      prefix: qprefix,
+      concurrency: 16,
+    });
+    worker.on('completed', () => {
+      if (++done === n) finish();
+    });
+    await worker.waitUntilReady();
+    const t = performance.now();
+    for (let i = 0; i < n; i += 64) {
+      const batch: Promise<unknown>[] = [];
+      for (let j = i; j < Math.min(n, i + 64); j++) batch.push(add(j));
+      await Promise.all(batch);
+    }
+    await all;
+    const rate = n / ((performance.now() - t) / 1000);
+    await worker.close();
+    conn.disconnect();
+    return rate;
+  };
+  const conn = new Redis(REDIS_URL);
+  const raw = new Queue('raw', { connection: conn, prefix: `${prefix}-raw` });
+  const rawRate = await run('raw', `${prefix}-raw`, (i) => raw.add('noop', { i }));
+  await raw.close();
+  // Its own prefix: the API's ingest left convergeLrp jobs in the service's lrp queue.
+  const producer = new JobProducer({ connection: conn, prefix: `${prefix}-q`, attempts: 5 });
+  const oursRate = await run(QUEUE_NAMES.lrp, `${prefix}-q`, (i) =>
+    producer.convergeLrp({ processGuid: `${uuid(i, 'q0')}-${VERSION}` }, 'g1'),
+  );
+  await producer.close();
+  conn.disconnect();
+  const ratio = oursRate / rawRate;
+  rows.push({
+    scenario: 'queue: JobProducer + no-op handler',
+    size: `${n} jobs`,
+    metric: 'jobs/s',
+    ours: oursRate,
+    baseline: rawRate,
+    unit: 'jobs/s',
+    ratio,
+    ratioMeaning: '× raw BullMQ',
+    target: '≥ 0.8× raw',
+    met: ratio >= 0.8,
+  });
+}
+
+// ---- output ----------------------------------------------------------------------------------------
+
+function fmt(v: number, unit: string): string {
+  if (!Number.isFinite(v)) return 'n/a';
+  if (unit === 'B') return v >= 1e6 ? `${(v / 1e6).toFixed(2)} MB` : `${(v / 1e3).toFixed(1)} kB`;
+  if (unit === 'B/LRP') return `${Math.round(v)} B`;
+  if (unit === 'ms') return v < 10 ? `${v.toFixed(2)} ms` : `${Math.round(v)} ms`;
+  return `${Math.round(v)} ${unit}`;
+}
+
+const ORDER = ['GET /apps', 'GET instances', 'PUT /apps', 'queue', 'memory: Redis', 'memory: API'];
+
+function table(): string {
+  const rank = (r: Row): number => ORDER.findIndex((o) => r.scenario.startsWith(o));
+  rows.sort((a, b) => rank(a) - rank(b));
+  const head = ['scenario', 'size', 'metric', 'ours', 'baseline', 'ratio', 'target', 'met'];
+  const body = rows.map((r) => [
+    r.scenario,
+    r.size,
+    r.metric,
+    fmt(r.ours, r.unit),
+    fmt(r.baseline, r.unit),
+    Number.isFinite(r.ratio) ? `${r.ratio.toFixed(r.ratio >= 10 ? 0 : 2)}${r.ratioMeaning}` : 'n/a',
+    r.target,
+    r.met === undefined ? '—' : r.met ? 'yes' : 'MISSED',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)].join('\n');
+}
+
+// ---- main ------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const prefix = `bench-${randomBytes(4).toString('hex')}`;
+  const results = join(repo, 'bench/results');
+  await mkdir(results, { recursive: true });
+  const redis = new Redis(REDIS_URL);
+  const state = new StateStore(redis, prefix);
+  const sim = await startSimulator({ controllers: false, namespaces: [NAMESPACE], seed: 11 });
+  const kc = new KubeConfig();
+  kc.loadFromString(sim.kubeconfig());
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const children: Child[] = [];
+  const memory: { size: number; apiRssBytes: number; redisBytesPerLrp: number }[] = [];
+  try {
+    const redisBefore = await usedMemory(redis);
+    const api = await startChild(
+      join(repo, 'apps/api/dist/main.js'),
+      {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        REDIS_URL,
+        OPI_QUEUE_PREFIX: prefix,
+        OPI_NAMESPACE: NAMESPACE,
+        NODE_ENV: 'production',
+      },
+      join(results, 'api.log'),
+    );
+    children.push(api);
+    const bare = await startChild(join(repo, 'bench/dist/bare-server.js'), {}, join(results, 'bare.log'));
+    children.push(bare);
+    const base = `http://127.0.0.1:${api.port}`;
+    const rssIdle = rssBytes(api.pid);
+    log(`API pid ${api.pid} on ${base} (child process, LOG_LEVEL info); bare Express on ${bare.port}`);
+    let seeded = 0;
+    for (const size of plan.appsSizes) {
+      log(`seeding ${seeded} → ${size} LRPs`);
+      await seed(sim, state, seeded, size);
+      seeded = size;
+      if (size === plan.instancesSize) {
+        log(`seeding ${size} pods, events and the instances cache`);
+        await seedPods(sim, state, size);
+      }
+      log(`GET /apps at ${size}`);
+      await schedulingInfos(base, apps, size);
+      const rss = rssBytes(api.pid);
+      const redisPer = ((await usedMemory(redis)) - redisBefore) / size;
+      memory.push({ size, apiRssBytes: rss, redisBytesPerLrp: redisPer });
+      const label = `${size / 1000}k`;
+      const requestBytes = JSON.stringify(desireBody(uuid(0, 'be'), VERSION)).length;
+      rows.push({
+        scenario: 'memory: Redis used_memory per LRP',
+        size: label,
+        metric: 'bytes/LRP',
+        ours: redisPer,
+        baseline: requestBytes,
+        unit: 'B/LRP',
+        ratio: redisPer / requestBytes,
+        ratioMeaning: '× the desire body',
+        target: '—',
+        met: undefined,
+        ...(size >= plan.instancesSize
+          ? { note: `includes the instances cache of ${plan.instancesSize}` }
+          : {}),
+      });
+      rows.push({
+        scenario: 'memory: API process RSS',
+        size: label,
+        metric: 'RSS',
+        ours: rss,
+        baseline: rssIdle,
+        unit: 'B',
+        ratio: rss / rssIdle,
+        ratioMeaning: '× idle RSS',
+        target: '—',
+        met: undefined,
+      });
+      if (size === plan.instancesSize) {
+        log(`instances at ${size}`);
+        await instances(base, core, size);
+      }
+    }
+    log('desire ingest');
+    await ingest(base, `http://127.0.0.1:${bare.port}`);
+    log('queue overhead');
+    await queueOverhead(prefix);
+    const out = table();
+    process.stdout.write(
+      `\nOPI bench (${quick ? 'quick' : 'full'}; API as a child process; ${cpus().length} CPUs; ` +
+        `autocannon; latencies at 1 connection)\n\n${out}\n\n`,
+    );
+    const missed = rows.filter((r) => r.met === false).length;
+    if (missed) process.stdout.write(`${missed} target(s) MISSED\n`);
+    await writeFile(
+      join(results, 'latest.json'),
+      `${JSON.stringify(
+        {
+          mode: quick ? 'quick' : 'full',
+          at: new Date().toISOString(),
+          durationMs: Date.now() - started,
+          node: process.version,
+          cpus: cpus().length,
+          api: 'child process: node apps/api/dist/main.js, LOG_LEVEL info, output to bench/results/api.log',
+          simulator: 'in-process @opi/kube-sim without controllers, filled through its store',
+          redis: { url: REDIS_URL, prefix },
+          rows,
+          memory,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    log(`wrote bench/results/latest.json in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    for (const c of children) await stopChild(c);
+    const n =
+      (await deletePrefix(redis, prefix)) +
+      (await deletePrefix(redis, `${prefix}-raw`)) +
+      (await deletePrefix(redis, `${prefix}-q`));
+    log(`deleted ${n} Redis keys under ${prefix}`);
+    redis.disconnect();
+    await sim.close();
+  }
+}
+
+await main();

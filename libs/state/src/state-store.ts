@@ -256,20 +256,26 @@ export class StateStore {
   }
 
   /** The record and the cached instances of one LRP, in one round trip. */
-  async lrpWithInstances(processGuid: string): Promise<{ record?: LrpRecord; cached?: CachedInstances }> {
+  /** The record, the cached instances and when the cache was synced (ms, if ever), in one round trip. */
+  async lrpWithInstances(
+    processGuid: string,
+  ): Promise<{ record?: LrpRecord; cached?: CachedInstances; syncedAt?: number }> {
     const res = await this.redis
       .pipeline()
       .get(this.keys.lrp(processGuid))
       .hget(this.keys.instances, processGuid)
+      .hget(this.keys.syncMeta, 'syncedAt')
       .exec();
     // A pipeline reports errors per command; an unreachable Redis must not read as "no record".
     if (!res) throw new Error('Connection is closed');
     for (const [err] of res) if (err) throw err;
     const rec = res[0]?.[1];
     const inst = res[1]?.[1];
+    const synced = res[2]?.[1];
     return {
       ...(typeof rec === 'string' ? { record: JSON.parse(rec) as LrpRecord } : {}),
       ...(typeof inst === 'string' ? { cached: JSON.parse(inst) as CachedInstances } : {}),
+      ...(typeof synced === 'string' ? { syncedAt: Number(synced) } : {}),
     };
   }
 

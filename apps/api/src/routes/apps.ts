@@ -47,11 +47,10 @@ async function enqueue(req: Request, what: string, fn: () => Promise<void>): Pro
   }
 }
 
-async function sendCacheAge(res: Response, store: StateStore): Promise<void> {
-  const meta = await store.syncMeta();
+function sendCacheAge(res: Response, syncedAt: number | undefined): void {
   res.setHeader(
     'X-OPI-Cache-Age-Ms',
-    meta ? String(Math.max(0, Date.now() - meta.syncedAt)) : 'never-synced',
+    syncedAt !== undefined ? String(Math.max(0, Date.now() - syncedAt)) : 'never-synced',
   );
 }
 
@@ -142,10 +141,9 @@ export function appRoutes({ store, producer, defaults }: AppRoutesDeps): Router 
 
   r.get('/apps/:guid/:version/instances', async (req, res) => {
     const { processGuid } = lrpIdentity(req);
-    const [{ record, cached }] = await Promise.all([
-      store.lrpWithInstances(processGuid),
-      sendCacheAge(res, store),
-    ]);
+    // One round trip: the record, the cached instances and the cache's age.
+    const { record, cached, syncedAt } = await store.lrpWithInstances(processGuid);
+    sendCacheAge(res, syncedAt);
     if (record?.state !== 'desired' && !cached) {
       res
         .status(404)

@@ -14,6 +14,7 @@ import { errorHandler } from './errors.js';
 import { type HealthDeps, healthRouter, isProbe, metricsRouter } from './routes/health.js';
 import { type AppRoutesDeps, appRoutes } from './routes/apps.js';
 import { type TaskRoutesDeps, taskRoutes } from './routes/tasks.js';
+import { type BackPressureOptions, backPressure, rateLimitPerClient } from './limits.js';
 import { requireBearerToken } from './security.js';
 
 export interface AppDeps extends AppRoutesDeps, TaskRoutesDeps {
@@ -29,6 +30,10 @@ export interface AppDeps extends AppRoutesDeps, TaskRoutesDeps {
   health?: HealthDeps;
   /** /metrics, and request metrics of CC's routes; omitted: neither. */
   metrics?: OpiMetrics;
+  /** Requests per minute one client may make to CC's routes (limits.ts); omitted or 0: no limit. */
+  rateLimitPerMinute?: number;
+  /** Refuse writes while their queue is full (limits.ts); omitted: never. */
+  backPressure?: Omit<BackPressureOptions, 'metrics'>;
 }
 
 function baseApp(logger: Logger): Express {
@@ -82,10 +87,20 @@ export function createApp(deps: AppDeps): Express {
   if (!deps.separateAdmin) app.use(operatorRoutes(deps));
   // Everything below is CC's. Its credentials are checked before a body is even read.
   if (deps.apiTokens?.length) app.use(requireBearerToken(deps.apiTokens));
+  // Counted per authenticated client, before the body is read.
+  if (deps.rateLimitPerMinute)
+    app.use(
+      rateLimitPerClient({
+        perMinute: deps.rateLimitPerMinute,
+        tokensConfigured: (deps.apiTokens?.length ?? 0) > 0,
+        metrics: deps.metrics,
+      }),
+    );
   // CC sends JSON; parse any content type so a missing header is not mistaken for a missing body.
   app.use(express.json({ limit: deps.bodyLimitBytes, type: () => true, strict: false }));
-  app.use(appRoutes(deps));
-  app.use(taskRoutes(deps));
+  const guard = backPressure(deps.backPressure && { ...deps.backPressure, metrics: deps.metrics });
+  app.use(appRoutes({ ...deps, guard }));
+  app.use(taskRoutes({ ...deps, guard }));
   return finish(app);
 }
 

@@ -7,7 +7,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Settings } from '@opi/config';
 import type { Logger } from '@opi/logging';
 import { type OpiMetrics, createMetrics } from '@opi/metrics';
-import { JobProducer, QUEUE_NAMES, producerConnection } from '@opi/queue';
+import { JobProducer, QUEUE_NAMES, QueueBacklog, producerConnection } from '@opi/queue';
 import { StateStore, TaskStore } from '@opi/state';
 import { type AppDeps, createAdminApp, createApp } from './app.js';
 import { assertSafeToListen, tlsServerOptions } from './security.js';
@@ -104,6 +104,8 @@ export async function startApi(
     producer,
     logger,
     bodyLimitBytes: settings.http.bodyLimitBytes,
+    rateLimitPerMinute: settings.limits.ratePerMinute,
+    backPressure: { backlog: new QueueBacklog(producer.queues), maxDepth: settings.limits.maxQueueDepth },
     defaults: { namespace: settings.namespace, dropletRegistry: settings.dropletRegistry },
     apiTokens: settings.security.apiTokens,
     separateAdmin: adminPort !== undefined,

@@ -47,7 +47,11 @@ export async function startWorker(
     callbackBackoffMs: settings.cc.backoffMs,
   });
   const metrics = options.metrics ?? createMetrics();
-  const kube = new ClientNodeKubernetes(cluster, { onCall: metrics.observeKubeCall });
+  const kube = new ClientNodeKubernetes(cluster, {
+    onCall: metrics.observeKubeCall,
+    requestTimeoutMs: settings.kube.timeoutMs,
+    maxConcurrentRequests: settings.kube.maxConcurrentRequests,
+  });
   const listen =
     options.metricsServer ??
     (settings.metrics.port === 0 ? false : { port: settings.metrics.port, host: settings.http.host });

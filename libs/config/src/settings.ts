@@ -86,6 +86,14 @@ const schema = z.object({
   OPI_RUN_AS_NON_ROOT: bool.default(true),
   OPI_DROPLET_REGISTRY: z.string().min(1).max(253).default('registry.cf.internal'),
   OPI_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
+  /** Requests one client may make to CC's routes per minute, per API replica; 0: no limit. */
+  OPI_RATE_LIMIT_PER_MINUTE: int(0, 100_000_000).default(120_000),
+  /** Writes are refused (503) while the queue they would add to holds this many waiting jobs; 0: never. */
+  OPI_MAX_QUEUE_DEPTH: int(0, 100_000_000).default(150_000),
+  /** Time given to one Kubernetes API request, answer body included. */
+  OPI_KUBE_TIMEOUT_MS: int(100, 600_000).default(30_000),
+  /** Kubernetes API requests one worker process has in flight at once; more wait their turn. */
+  OPI_KUBE_MAX_CONCURRENT_REQUESTS: int(1, 1000).default(32),
   OPI_SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(25_000),
   /** CC's internal API, where crash reports go (e.g. https://cloud-controller-ng.service.cf.internal:9023). */
   CC_INTERNAL_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -112,6 +120,10 @@ export type Env = z.infer<typeof schema>;
 
 export interface Settings {
   http: { port: number; host: string; bodyLimitBytes: number };
+  /** What the API refuses to protect itself and Redis; 0 turns a limit off. */
+  limits: { ratePerMinute: number; maxQueueDepth: number };
+  /** The workers' Kubernetes client (libs/kube's adapter). */
+  kube: { timeoutMs: number; maxConcurrentRequests: number };
   /** Who may call the CC routes; see apps/api/src/security.ts. */
   security: {
     apiTokens: string[];
@@ -229,6 +241,8 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
   }
   return Object.freeze({
     http: { port: e.PORT, host: e.HOST, bodyLimitBytes: e.OPI_BODY_LIMIT_BYTES },
+    limits: { ratePerMinute: e.OPI_RATE_LIMIT_PER_MINUTE, maxQueueDepth: e.OPI_MAX_QUEUE_DEPTH },
+    kube: { timeoutMs: e.OPI_KUBE_TIMEOUT_MS, maxConcurrentRequests: e.OPI_KUBE_MAX_CONCURRENT_REQUESTS },
     security: {
       apiTokens: e.OPI_API_TOKENS ? e.OPI_API_TOKENS.split(',') : [],
       tls:

@@ -135,6 +135,11 @@ export class OpiMetrics {
   /** Scrapes that could not read Redis in time: their Redis-backed series are missing. */
   readonly collectErrors: Counter<'source'>;
 
+  /** Writes the API refused with 503 because the queue they would add to was full (back-pressure). */
+  readonly backpressureRejections: Counter<'queue'>;
+  /** Requests the API refused with 429: a client over OPI_RATE_LIMIT_PER_MINUTE. */
+  readonly rateLimited: Counter;
+
   private sources: MetricSources | undefined;
   private readonly readQueues: () => Promise<Map<string, Record<string, number>> | undefined>;
   /** null: never synced; undefined: unknown (not watched, or Redis did not answer in time). */
@@ -246,6 +251,18 @@ export class OpiMetrics {
     // Known from the start, so rate() and alerts see a 0 rather than no series before the first failure.
     for (const kind of CALLBACK_KINDS)
       for (const reason of CALLBACK_FAILURES) this.callbacksFailed.inc({ kind, reason }, 0);
+
+    this.backpressureRejections = new Counter({
+      name: name('backpressure_rejections_total'),
+      help: 'Writes refused with 503 because the queue they would add to held OPI_MAX_QUEUE_DEPTH jobs',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: name('rate_limited_total'),
+      help: 'Requests refused with 429: a client over OPI_RATE_LIMIT_PER_MINUTE on this API process',
+      registers,
+    });
 
     this.kubeRequests = new Counter({
       name: name('kube_requests_total'),

@@ -15,14 +15,17 @@ import {
   versionParam,
 } from '@opi/contract';
 import { NotFoundError, ValidationError, processGuidOf } from '@opi/domain';
-import type { JobProducer } from '@opi/queue';
+import { type JobProducer, QUEUE_NAMES } from '@opi/queue';
 import type { StateStore } from '@opi/state';
+import { type QueueGuard, backPressure } from '../limits.js';
 import { parseBody } from '../parse.js';
 
 export interface AppRoutesDeps {
   store: StateStore;
   producer: JobProducer;
   defaults: DesireDefaults;
+  /** Refuses a write while the queue it adds to is full (back-pressure); omitted: never. */
+  guard?: QueueGuard;
 }
 
 function param(req: Request, name: string): string {
@@ -54,10 +57,12 @@ function sendCacheAge(res: Response, syncedAt: number | undefined): void {
   );
 }
 
-export function appRoutes({ store, producer, defaults }: AppRoutesDeps): Router {
+export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): Router {
   const r = Router();
+  // Before the handler: a refused write records nothing.
+  const full = (guard ?? backPressure(undefined))(QUEUE_NAMES.lrp);
 
-  r.put('/apps/:process_guid', async (req, res) => {
+  r.put('/apps/:process_guid', full, async (req, res) => {
     const body = parseBody(desireLrpSchema, req.body, 'desire request');
     if (body.process_guid !== param(req, 'process_guid')) {
       throw new ValidationError('process_guid in the path does not match the body');
@@ -77,7 +82,7 @@ export function appRoutes({ store, producer, defaults }: AppRoutesDeps): Router 
     res.status(200).type('application/json').send(body);
   });
 
-  r.post('/apps/:process_guid', async (req, res) => {
+  r.post('/apps/:process_guid', full, async (req, res) => {
     const body = parseBody(updateLrpSchema, req.body, 'update request');
     const processGuid = processGuidOf(body.guid, body.version);
     if (processGuid !== param(req, 'process_guid')) {
@@ -109,7 +114,7 @@ export function appRoutes({ store, producer, defaults }: AppRoutesDeps): Router 
     });
   });
 
-  r.put('/apps/:guid/:version/stop', async (req, res) => {
+  r.put('/apps/:guid/:version/stop', full, async (req, res) => {
     const { guid, version, processGuid } = lrpIdentity(req);
     const { generation, existed } = await store.stop(processGuid, guid, version);
     req.log.info({ processGuid, generation, existed }, 'lrp stopped');
@@ -117,7 +122,7 @@ export function appRoutes({ store, producer, defaults }: AppRoutesDeps): Router 
     res.status(200).json({});
   });
 
-  r.put('/apps/:guid/:version/stop/:index', async (req, res) => {
+  r.put('/apps/:guid/:version/stop/:index', full, async (req, res) => {
     const { processGuid } = lrpIdentity(req);
     const idx = indexParam.safeParse(param(req, 'index'));
     if (!idx.success) throw new ValidationError(`invalid index: ${describeIssues(idx.error)}`);

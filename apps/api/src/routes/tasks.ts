@@ -14,14 +14,17 @@ import {
   toDesiredTask,
 } from '@opi/contract';
 import { ValidationError } from '@opi/domain';
-import type { JobProducer } from '@opi/queue';
+import { type JobProducer, QUEUE_NAMES } from '@opi/queue';
 import type { TaskStore } from '@opi/state';
+import { type QueueGuard, backPressure } from '../limits.js';
 import { parseBody } from '../parse.js';
 
 export interface TaskRoutesDeps {
   tasks: TaskStore;
   producer: JobProducer;
   defaults: DesireDefaults;
+  /** Refuses a write while the queue it adds to is full (back-pressure); omitted: never. */
+  guard?: QueueGuard;
 }
 
 function guidParam(req: Request, name: string): string {
@@ -30,10 +33,12 @@ function guidParam(req: Request, name: string): string {
   return r.data;
 }
 
-export function taskRoutes({ tasks, producer, defaults }: TaskRoutesDeps): Router {
+export function taskRoutes({ tasks, producer, defaults, guard }: TaskRoutesDeps): Router {
   const r = Router();
+  // Before the handler: a refused write records nothing.
+  const full = (guard ?? backPressure(undefined))(QUEUE_NAMES.task);
 
-  r.post('/tasks/:task_guid', async (req, res) => {
+  r.post('/tasks/:task_guid', full, async (req, res) => {
     const taskGuid = guidParam(req, 'task_guid');
     const body = parseBody(taskRequestSchema, req.body, 'task request');
     const created = await tasks.createTask(toDesiredTask(taskGuid, body, defaults));
@@ -58,7 +63,7 @@ export function taskRoutes({ tasks, producer, defaults }: TaskRoutesDeps): Route
     res.status(200).json({ guid: taskGuid });
   });
 
-  r.delete('/tasks/:task_guid', async (req, res) => {
+  r.delete('/tasks/:task_guid', full, async (req, res) => {
     const taskGuid = guidParam(req, 'task_guid');
     const rec = await tasks.cancelTask(taskGuid);
     if (!rec || rec.reported) {
@@ -70,7 +75,7 @@ export function taskRoutes({ tasks, producer, defaults }: TaskRoutesDeps): Route
     res.status(204).end();
   });
 
-  r.post('/stage/:staging_guid', async (req, res) => {
+  r.post('/stage/:staging_guid', full, async (req, res) => {
     const stagingGuid = guidParam(req, 'staging_guid');
     const body = parseBody(stagingRequestSchema, req.body, 'staging request');
     if (body.staging_guid !== undefined && body.staging_guid !== stagingGuid) {

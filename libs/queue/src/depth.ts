@@ -1,0 +1,62 @@
+/**
+ * The backlog of a queue (waiting and delayed jobs) as the API's back-pressure reads it: cached, and
+ * read again at most once per `maxAgeMs` per queue, whatever the request rate. A read is the same call
+ * the metrics' `opi_queue_depth` makes (BullMQ's getJobCounts: one script, one round trip per queue),
+ * and concurrent requests share a read in flight rather than each sending one.
+ */
+
+/** What BullMQ's Queue offers for depth (structural: the metrics use the same method). */
+export interface JobCountsSource {
+  getJobCounts(...types: ('waiting' | 'delayed')[]): Promise<Record<string, number>>;
+}
+
+/** Long enough that a burst of thousands of writes costs a handful of reads; short enough to react. */
+export const DEFAULT_DEPTH_MAX_AGE_MS = 1000;
+
+interface Entry {
+  depth: number;
+  readAt: number;
+  pending: Promise<number> | undefined;
+}
+
+export class QueueBacklog {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly queues: Readonly<Record<string, JobCountsSource>>,
+    private readonly maxAgeMs = DEFAULT_DEPTH_MAX_AGE_MS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Waiting + delayed jobs of `queue`, at most `maxAgeMs` old. When a read fails, the last value read
+   * is returned if there is one (the failure is thrown otherwise).
+   */
+  async depth(queue: string): Promise<number> {
+    const source = this.queues[queue];
+    if (!source) throw new Error(`unknown queue ${queue}`);
+    let entry = this.entries.get(queue);
+    if (entry && this.now() - entry.readAt < this.maxAgeMs) return entry.depth;
+    if (!entry) {
+      entry = { depth: 0, readAt: -Infinity, pending: undefined };
+      this.entries.set(queue, entry);
+    }
+    const e = entry;
+    e.pending ??= source
+      .getJobCounts('waiting', 'delayed')
+      .then((counts) => {
+        e.depth = (counts['waiting'] ?? 0) + (counts['delayed'] ?? 0);
+        e.readAt = this.now();
+        return e.depth;
+      })
+      .finally(() => {
+        e.pending = undefined;
+      });
+    try {
+      return await e.pending;
+    } catch (err) {
+      if (e.readAt > -Infinity) return e.depth;
+      throw err;
+    }
+  }
+}

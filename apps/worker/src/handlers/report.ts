@@ -28,3 +28,29 @@ export async function postToCc(
     throw err;
   }
 }
+
+/**
+ * After CC took a report, nothing may post it again: a failed write of "reported" would fail the job, and
+ * its retry would post a second time. So that write is retried here, through a cluster answering 5xx or
+ * a Redis restart, before the job gives up (only then, or if the worker dies in between, can CC get the
+ * report twice; it answers a repeated completion with 400).
+ */
+export async function afterDelivery<T>(
+  deps: HandlerDeps,
+  what: string,
+  write: () => Promise<T>,
+  tries = 20,
+): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (i >= tries) throw err;
+      deps.logger.warn(
+        { err: err instanceof Error ? err.message : String(err), try: i },
+        `${what}: retrying`,
+      );
+      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** i, 5000)));
+    }
+  }
+}

@@ -8,7 +8,7 @@ import { stagingCompletedBody } from '@opi/callbacks';
 import { RegistryError, executionMetadata, fetchImageConfig } from '@opi/registry';
 import { stagingJobName, stagingToJob } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-import { postToCc } from './report.js';
+import { afterDelivery, postToCc } from './report.js';
 import { REPORTED_ANNOTATION, createJobOnce } from './tasks.js';
 
 export async function stage(deps: HandlerDeps, stagingGuid: string): Promise<string> {
@@ -61,12 +61,17 @@ export async function reportStaging(deps: HandlerDeps, stagingGuid: string): Pro
   const result = await postToCc(deps, rec.staging.completionCallback, stagingCompletedBody(rec.outcome), {
     stagingGuid,
   });
+  // As for tasks (tasks.ts): Redis first, and both writes retried here rather than by re-posting.
+  await afterDelivery(deps, 'marking the staging reported', () =>
+    deps.tasks.markStagingReported(stagingGuid),
+  );
   if (rec.staging.lifecycle.type === 'buildpack') {
-    await deps.kube.annotateJob(rec.staging.namespace, stagingJobName(stagingGuid), {
-      [REPORTED_ANNOTATION]: new Date().toISOString(),
-    });
+    await afterDelivery(deps, 'marking the staging Job reported', () =>
+      deps.kube.annotateJob(rec.staging.namespace, stagingJobName(stagingGuid), {
+        [REPORTED_ANNOTATION]: new Date().toISOString(),
+      }),
+    );
   }
-  await deps.tasks.markStagingReported(stagingGuid);
   deps.logger.info({ stagingGuid, failed: rec.outcome.failed, result }, 'staging completion reported');
   return result;
 }

@@ -20,7 +20,7 @@ import {
   taskOutcome,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-import { REPORTED_ANNOTATION } from './tasks.js';
+import { REPORTED_ANNOTATION, markJobReported } from './tasks.js';
 
 export interface JobSyncReport {
   jobs: number;
@@ -107,7 +107,11 @@ export async function syncJobs(deps: HandlerDeps, jobPods: readonly Pod[]): Prom
       deps.logger.info({ taskGuid }, 'task record rebuilt from its Job');
     }
     rec = await tasks.setTaskOutcome(taskGuid, outcome);
-    if (rec && !rec.reported) {
+    if (rec?.reported) {
+      // Reported, but the worker died before marking the Job: mark it now, or a Redis that loses the
+      // record (or its expiry) would make a later sync report the task again.
+      await markJobReported(deps, job.metadata.namespace ?? '', taskGuid);
+    } else if (rec) {
       await producer.reportTask(taskGuid);
       report.reporting++;
     }

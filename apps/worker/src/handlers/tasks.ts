@@ -14,7 +14,7 @@ import {
   taskToJob,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-import { postToCc } from './report.js';
+import { afterDelivery, postToCc } from './report.js';
 
 /** Set on a task or staging Job once CC has its result: the sync neither reports it again nor keeps it. */
 export const REPORTED_ANNOTATION = 'opi.cloudfoundry.org/reported-at';
@@ -87,6 +87,12 @@ export async function cancelTask(deps: HandlerDeps, taskGuid: string): Promise<s
   return `job ${job}`;
 }
 
+export async function markJobReported(deps: HandlerDeps, namespace: string, taskGuid: string): Promise<void> {
+  await deps.kube.annotateJob(namespace, taskJobName(taskGuid), {
+    [REPORTED_ANNOTATION]: new Date().toISOString(),
+  });
+}
+
 export async function reportTask(deps: HandlerDeps, taskGuid: string): Promise<string> {
   const rec = await deps.tasks.getTask(taskGuid);
   if (!rec) return 'no record';
@@ -95,11 +101,13 @@ export async function reportTask(deps: HandlerDeps, taskGuid: string): Promise<s
   const result = await postToCc(deps, rec.task.completionCallback, taskCompletedBody(taskGuid, rec.outcome), {
     taskGuid,
   });
-  // Marked on the Job first: if Redis lost the record, the sync still knows not to report it again.
-  await deps.kube.annotateJob(rec.task.namespace, taskJobName(taskGuid), {
-    [REPORTED_ANNOTATION]: new Date().toISOString(),
-  });
-  await deps.tasks.markTaskReported(taskGuid);
+  // Redis first: one fast write closes the window in which a killed worker's retry would post again. Then
+  // the Job, so that a Redis that loses the record later does not make the sync report it again (the sync
+  // also marks a Job whose record says reported, should this worker die in between).
+  await afterDelivery(deps, 'marking the task reported', () => deps.tasks.markTaskReported(taskGuid));
+  await afterDelivery(deps, 'marking the Job reported', () =>
+    markJobReported(deps, rec.task.namespace, taskGuid),
+  );
   deps.logger.info(
     { taskGuid, failed: rec.outcome.failed, reason: rec.outcome.failureReason, result },
     'task completion reported',

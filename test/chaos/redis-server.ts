@@ -1,0 +1,130 @@
+/**
+ * A private redis-server for the chaos suite: its own port and temporary directory, append-only file on,
+ * so it can be SIGKILLed, restarted from its AOF and flushed without touching the machine's shared Redis.
+ *
+ * `appendfsync everysec`: Redis write(2)s the AOF buffer before it answers the commands in it, so a killed
+ * *process* loses nothing it acknowledged (the page cache survives); only a machine crash could lose up to
+ * the last second. `always` would also cover that, at a cost the suite does not need to pay.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => {
+        resolve(port);
+      });
+    });
+  });
+}
+
+export interface PrivateRedis {
+  readonly port: number;
+  readonly url: string;
+  readonly dir: string;
+  /** SIGKILL: no shutdown save, only what the AOF holds survives. */
+  kill(): Promise<void>;
+  /** Starts again on the same port and directory (reloading the AOF); resolves once it answers PING. */
+  start(): Promise<void>;
+  flushAll(): Promise<void>;
+  running(): boolean;
+  close(): Promise<void>;
+}
+
+function exited(p: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) resolve();
+    else
+      p.once('exit', () => {
+        resolve();
+      });
+  });
+}
+
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const dir = await mkdtemp(join(tmpdir(), 'opi-chaos-redis-'));
+  const port = await freePort();
+  let proc: ChildProcess | undefined;
+
+  const ping = async (): Promise<boolean> => {
+    const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+    c.on('error', () => undefined);
+    try {
+      await c.connect();
+      return (await c.ping()) === 'PONG';
+    } catch {
+      return false;
+    } finally {
+      c.disconnect();
+    }
+  };
+
+  const start = async (): Promise<void> => {
+    proc = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'everysec',
+        '--maxmemory-policy',
+        'noeviction',
+        '--daemonize',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; i < 200; i++) {
+      if (await ping()) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`private redis-server on ${port} did not start`);
+  };
+
+  const kill = async (): Promise<void> => {
+    const p = proc;
+    if (!p) return;
+    proc = undefined;
+    p.kill('SIGKILL');
+    await exited(p);
+  };
+
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir,
+    kill,
+    start,
+    running: () => proc !== undefined,
+    flushAll: async () => {
+      const c = new Redis({ port, host: '127.0.0.1' });
+      try {
+        await c.flushall();
+      } finally {
+        c.disconnect();
+      }
+    },
+    close: async () => {
+      await kill();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * A task's completion reaches CC once even when marking it reported fails after CC took it (found by the
+ * chaos suite: a cluster answering 5xx to the Job's annotation failed the report job, and its retry
+ * posted the completion a second time). Real Redis, the in-memory Kubernetes fake and a fake CC.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { CallbackClient } from '@opi/callbacks';
+import { FakeKubernetes } from '@opi/kube';
+import { createLogger } from '@opi/logging';
+import { JobProducer, workerConnection } from '@opi/queue';
+import { StateStore, TaskStore } from '@opi/state';
+import { taskJobName, taskToJob } from '@opi/translation';
+import type { HandlerDeps } from '../../apps/worker/src/index.js';
+import { REPORTED_ANNOTATION, reportTask } from '../../apps/worker/src/handlers/tasks.js';
+import { sampleTask } from '../../libs/translation/src/job.fixture.js';
+import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
+
+const NS = 'cf-workloads';
+
+/** Its Job annotations fail `failures` times, as a cluster answering 503 would. */
+class FlakyAnnotations extends FakeKubernetes {
+  failures = 0;
+  override async annotateJob(
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+  ): ReturnType<FakeKubernetes['annotateJob']> {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('injected: the server is currently unable to handle the request');
+    }
+    return super.annotateJob(namespace, name, annotations);
+  }
+}
+
+describe('report-task after CC took the completion', () => {
+  let redis: Redis;
+  let cc: FakeCc;
+  let producer: JobProducer;
+  const prefix = `test-report-once-${randomUUID().slice(0, 8)}`;
+
+  beforeAll(async () => {
+    redis = workerConnection(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379');
+    cc = await startFakeCc({ rejectRepeats: true });
+    producer = new JobProducer({ connection: redis, prefix, attempts: 2 });
+  });
+  afterAll(async () => {
+    for (const q of Object.values(producer.queues)) await q.obliterate({ force: true });
+    await producer.close();
+    const found = await redis.keys(`${prefix}:*`);
+    if (found.length) await redis.del(...found);
+    await redis.quit();
+    await cc.close();
+  });
+
+  async function setUp(kube: FlakyAnnotations): Promise<{ deps: HandlerDeps; guid: string }> {
+    kube.addNamespace(NS);
+    const guid = randomUUID();
+    const task = sampleTask({
+      taskGuid: guid,
+      completionCallback: `${cc.url}/internal/v4/tasks/${guid}/completed`,
+    });
+    await kube.createJob(NS, taskToJob(task, { runAsNonRoot: true }));
+    const tasks = new TaskStore(redis, prefix);
+    await tasks.createTask(task);
+    await tasks.setTaskOutcome(guid, { failed: false, failureReason: '' });
+    const deps: HandlerDeps = {
+      store: new StateStore(redis, prefix),
+      kube,
+      producer,
+      logger: createLogger({ level: 'silent', pretty: false }),
+      runAsNonRoot: true,
+      syncNamespace: undefined,
+      tasks,
+      callbacks: new CallbackClient(),
+      ccInternalUrl: undefined,
+      staging: { recipeImage: 'registry.example/stager:1', insecureRegistries: [] },
+      finishedJobTtlSeconds: 600,
+    };
+    return { deps, guid };
+  }
+
+  it('retries marking the Job instead of posting again, and a re-run does not post', async () => {
+    const kube = new FlakyAnnotations();
+    const { deps, guid } = await setUp(kube);
+    kube.failures = 2;
+    await expect(reportTask(deps, guid)).resolves.toMatch(/^delivered/);
+    // A second run of the job (a retry, or another worker taking it over) finds it reported.
+    await expect(reportTask(deps, guid)).resolves.toBe('already reported');
+    expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
+    expect(
+      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
+    ).toBeTruthy();
+    expect((await deps.tasks.getTask(guid))?.reported).toBe(true);
+    expect(await deps.tasks.unreportedTaskGuids()).not.toContain(guid);
+  });
+});

@@ -1,8 +1,10 @@
 /**
  * Who may reach the API, over real sockets against real Redis: bearer tokens on CC's routes (and not on
  * the probes), the dashboard's own Basic credentials and read-only mode, mutual TLS with certificates
- * made by openssl, the refusal to listen openly without authentication, and secrets kept out of the
- * dashboard's answers, the logs and error bodies.
+ * made by openssl (another CA's, an expired one), the refusal to listen openly without authentication,
+ * and registry passwords and tokens kept out of the dashboard's answers, BullMQ's job records, the logs,
+ * error bodies, metrics, callbacks to CC and the Deployment (its annotations and spec): only the pull
+ * Secret, owned by the Deployment, holds them. The Role's least privilege is deploy-artifacts.test.ts'.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -11,6 +13,9 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { V1Deployment, V1Secret } from '@kubernetes/client-node';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -349,7 +354,7 @@ function makePki(): Pki {
       '2',
     );
   }
-  const sign = (name: string, ca: string, ext: string): void => {
+  const sign = (name: string, ca: string, ext: string, days = '2'): void => {
     ssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
     ssl(
       'x509',
@@ -364,7 +369,7 @@ function makePki(): Pki {
       '-out',
       `${name}.crt`,
       '-days',
-      '2',
+      days,
       '-extfile',
       ext,
     );
@@ -372,6 +377,8 @@ function makePki(): Pki {
   sign('server', 'ca', 'server.ext');
   sign('cloud-controller', 'ca', 'client.ext');
   sign('intruder', 'other-ca', 'client.ext');
+  // Signed by the right CA, but its notAfter is a day before its notBefore: expired from the start.
+  sign('expired', 'ca', 'client.ext', '-1');
   const read = (n: string): Buffer => readFileSync(file(n));
   return { dir, ca: read('ca.crt'), file, read };
 }
@@ -441,6 +448,12 @@ describe('mutual TLS', () => {
     await expect(
       httpsGet(port, '/apps', { ca: pki.ca, cert: pki.read('intruder.crt'), key: pki.read('intruder.key') }),
     ).rejects.toThrow(/unknown ca|certificate|ECONNRESET|socket hang up/i);
+  });
+
+  it('fails the handshake of a client whose certificate of the right CA has expired', async () => {
+    await expect(
+      httpsGet(port, '/apps', { ca: pki.ca, cert: pki.read('expired.crt'), key: pki.read('expired.key') }),
+    ).rejects.toThrow(/expired|certificate|ECONNRESET|socket hang up/i);
   });
 
   it('does not answer plain http on the API port', async () => {
@@ -532,7 +545,13 @@ describe('registry passwords', () => {
   let base: string;
   let worker: RunningWorker;
   let closeSim: () => Promise<void>;
-  let apps: { list(): Promise<string[]>; secrets(): Promise<string[]> };
+  let apps: {
+    list(): Promise<string[]>;
+    secrets(): Promise<string[]>;
+    deployments(): Promise<V1Deployment[]>;
+    secretObjects(): Promise<V1Secret[]>;
+  };
+  let prefix: string;
 
   beforeAll(async () => {
     // The service's logger configuration (redaction included), writing into `lines` at every level.
@@ -547,7 +566,12 @@ describe('registry passwords', () => {
       OPI_NAMESPACE: NAMESPACE,
       OPI_SYNC_INTERVAL_MS: '500',
       OPI_METRICS_PORT: '0',
+      OPI_DASHBOARD_USERNAME: DASH.user,
+      OPI_DASHBOARD_PASSWORD: DASH.password,
+      // Reports to a callback that refuses are retried: quickly here.
+      OPI_CALLBACK_BACKOFF_MS: '50',
     });
+    prefix = settings.queuePrefix;
     worker = await startWorker(settings, logger, loadKubeConfig({ kubeconfigYaml: sim.kubeconfig() }));
     const a = await startApi(settings, logger);
     running.push(a);
@@ -566,6 +590,8 @@ describe('registry passwords', () => {
         (await core.listNamespacedSecret({ namespace: NAMESPACE })).items.map((s) =>
           Buffer.from(s.data?.['.dockerconfigjson'] ?? '', 'base64').toString(),
         ),
+      deployments: async () => (await appsApi.listNamespacedDeployment({ namespace: NAMESPACE })).items,
+      secretObjects: async () => (await core.listNamespacedSecret({ namespace: NAMESPACE })).items,
     };
   });
 
@@ -689,5 +715,167 @@ describe('registry passwords', () => {
     expect(log).toContain('[redacted]');
     expect(leaks(log)).toEqual([]);
     expect(log).not.toContain(TOKENS[0]);
+  });
+
+  /** Every job of every queue, as BullMQ keeps it: data, return value, failure reason, stack traces. */
+  async function allJobsText(): Promise<string> {
+    const parts: string[] = [];
+    for (const name of Object.values(QUEUE_NAMES)) {
+      const q = new Queue(name, { connection: redis, prefix });
+      for (const job of await q.getJobs()) {
+        parts.push(
+          JSON.stringify({
+            data: job.data as unknown,
+            returnvalue: job.returnvalue as unknown,
+            failedReason: job.failedReason,
+            stacktrace: job.stacktrace,
+          }),
+        );
+      }
+      await q.close();
+    }
+    return parts.join('\n');
+  }
+
+  /** What the dashboard shows of every queue (the lists and each job's page). */
+  async function dashboardText(): Promise<string> {
+    const auth = { authorization: basic(DASH.user, DASH.password) };
+    const out: string[] = [];
+    for (const name of Object.values(QUEUE_NAMES)) {
+      for (const status of ['latest', 'waiting', 'active', 'completed', 'failed', 'delayed']) {
+        const res = await get(`${base}/admin/queues/api/queues?activeQueue=${name}&status=${status}`, auth);
+        expect(res.status).toBe(200);
+        out.push(res.text);
+      }
+      const q = new Queue(name, { connection: redis, prefix });
+      for (const job of await q.getJobs()) {
+        const res = await get(`${base}/admin/queues/api/queues/${name}/${job.id}`, auth);
+        expect(res.status).toBe(200);
+        out.push(res.text);
+      }
+      await q.close();
+    }
+    return out.join('\n');
+  }
+
+  it('stay out of the Deployment (annotations, spec) and of every job: the pull Secret, owned by the Deployment, has them', async () => {
+    const guid = uuid(5, 'reg');
+    const version = uuid(6, 'reg');
+    const pg = `${guid}-${version}`;
+    const ok = await send(
+      'PUT',
+      `/apps/${pg}`,
+      JSON.stringify(desireBody(guid, version, { lifecycle: docker() })),
+    );
+    expect(ok.status).toBe(202);
+    const deployment = await eventually(
+      async () =>
+        (await apps.deployments()).find(
+          (d) => d.metadata?.annotations?.['cloudfoundry.org/process_guid'] === pg,
+        ),
+      'the Deployment',
+      30_000,
+    );
+    const annotations = deployment.metadata?.annotations ?? {};
+    // The desired LRP is there, so the state can be rebuilt, but not its credentials.
+    expect(Object.keys(annotations).length).toBeGreaterThan(0);
+    expect(leaks(JSON.stringify(annotations))).toEqual([]);
+    expect(JSON.stringify(annotations)).not.toMatch(/registry_password|"password"/);
+    expect(leaks(JSON.stringify(deployment))).toEqual([]);
+    // The pod pulls with a Secret of type dockerconfigjson that the Deployment owns (deleted with it).
+    const pullSecrets = deployment.spec?.template.spec?.imagePullSecrets ?? [];
+    expect(pullSecrets).toHaveLength(1);
+    const secret = (await apps.secretObjects()).find((x) => x.metadata?.name === pullSecrets[0]?.name);
+    expect(secret?.type).toBe('kubernetes.io/dockerconfigjson');
+    expect(Buffer.from(secret?.data?.['.dockerconfigjson'] ?? '', 'base64').toString()).toContain(PASSWORD);
+    expect(secret?.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({
+        kind: 'Deployment',
+        name: deployment.metadata?.name,
+        uid: deployment.metadata?.uid,
+      }),
+    ]);
+    expect(leaks(JSON.stringify(secret?.metadata ?? {}))).toEqual([]);
+    // Jobs carry identities only: neither BullMQ's records nor the dashboard show the password.
+    expect(leaks(await allJobsText())).toEqual([]);
+    const shown = await dashboardText();
+    expect(shown).toContain(pg);
+    expect(leaks(shown)).toEqual([]);
+    // Nor do the metrics, which take no credentials.
+    const metrics = await get(`${base}/metrics`);
+    expect(leaks(metrics.text)).toEqual([]);
+    expect(metrics.text).not.toContain(TOKENS[0]);
+  });
+
+  it('staging with registry credentials: used against the registry, absent from logs, jobs, the dashboard, callbacks and error bodies', async () => {
+    // A registry that asks for Basic credentials and refuses them, and CC's staging callback.
+    const authorizations: string[] = [];
+    const callbacks: string[] = [];
+    const server = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        if (req.url?.startsWith('/v2/')) {
+          authorizations.push(req.headers.authorization ?? '');
+          res.writeHead(401, {
+            'www-authenticate': 'Basic realm="test registry"',
+            'content-type': 'application/json',
+          });
+          res.end(JSON.stringify({ errors: [{ code: 'UNAUTHORIZED', message: 'authentication required' }] }));
+          return;
+        }
+        callbacks.push(body);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const stagingGuid = `staging-${randomUUID().slice(0, 8)}`;
+      const staging = (extra: Record<string, unknown> = {}): string =>
+        JSON.stringify({
+          app_guid: 'app-1',
+          completion_callback: `http://127.0.0.1:${port}/staging/${stagingGuid}`,
+          lifecycle: docker(`127.0.0.1:${port}/team/app:1`),
+          ...extra,
+        });
+      expect((await send('POST', `/stage/${stagingGuid}`, staging())).status).toBe(202);
+      await eventually(async () => Promise.resolve(callbacks.length > 0), 'the staging callback', 30_000);
+      // The credentials went to the registry (as Basic), and the failure CC heard does not repeat them.
+      expect(authorizations).toContain(`Basic ${Buffer.from(`robot:${PASSWORD}`).toString('base64')}`);
+      const reported = JSON.parse(callbacks[0] ?? '{}') as { error?: { id: string; message: string } };
+      expect(reported.error).toEqual({ id: 'StagingError', message: expect.stringMatching(/denied/) });
+      expect(leaks(callbacks.join('\n'))).toEqual([]);
+
+      const refused = [
+        await send('POST', `/stage/${stagingGuid}-2`, staging({ completion_callback: 'not a url' })),
+        await send('POST', `/stage/${stagingGuid}-3`, staging({ memory_mb: 'lots' })),
+        await send('POST', `/stage/other-guid`, staging({ staging_guid: stagingGuid })),
+        await send(
+          'POST',
+          `/stage/${stagingGuid}-4`,
+          `{"lifecycle": {"docker_lifecycle": {"registry_password": ${PASSWORD}}}}`,
+        ),
+      ];
+      for (const r of refused) {
+        expect(r.status).toBe(400);
+        expect(JSON.parse(r.text)).toEqual({ error: { message: expect.any(String) } });
+        expect(leaks(r.text)).toEqual([]);
+      }
+      expect(leaks(await allJobsText())).toEqual([]);
+      const shown = await dashboardText();
+      expect(shown).toContain(stagingGuid);
+      expect(leaks(shown)).toEqual([]);
+      const log = lines.join('');
+      expect(log).toContain(stagingGuid);
+      expect(leaks(log)).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
+    }
   });
 });

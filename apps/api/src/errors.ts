@@ -10,6 +10,8 @@ interface BodyParserError {
   type?: string;
   status?: number;
   limit?: number;
+  /** http-errors' mark of an error whose message may go to the client (e.g. a failed decompression). */
+  expose?: boolean;
 }
 
 /** Redis client errors that mean "the state store cannot be reached right now". */
@@ -35,6 +37,16 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
   }
   if (bp.type && typeof bp.status === 'number' && bp.status >= 400 && bp.status < 500) {
     res.status(bp.status).json(errorBody((err as Error).message));
+    return;
+  }
+  // The router's: a path parameter that is not valid percent-encoding (`%`, `%zz`).
+  if (err instanceof URIError && bp.status === 400) {
+    res.status(400).json(errorBody('the path is not valid percent-encoding'));
+    return;
+  }
+  // The body parser's, without a type: a body whose bytes are not in its Content-Encoding (zlib's errors).
+  if (bp.expose === true && bp.status === 400) {
+    res.status(400).json(errorBody(`request body could not be decoded: ${(err as Error).message}`));
     return;
   }
   if (err instanceof ValidationError) {

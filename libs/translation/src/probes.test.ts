@@ -13,6 +13,10 @@ describe('startupFailureThreshold', () => {
     [30_000, 90_000, 15],
     [0, 90_000, 45],
     [0, 3_000, 2],
+    // Found by the fuzz tests: a count past int32 made the Deployment invalid.
+    [Number.MAX_SAFE_INTEGER, 0, 2 ** 31 - 1],
+    [0, 2 ** 53 - 1, 2 ** 31 - 1],
+    [4_294_967_296_000, 0, 2 ** 31 - 1],
     [0, 0, 30],
   ])('timeout %d ms, start timeout %d ms → %d', (timeoutMs, startTimeoutMs, expected) => {
     const lrp = sampleLrp({ healthCheck: { type: 'port', httpEndpoint: '', timeoutMs }, startTimeoutMs });

@@ -4,10 +4,13 @@ import type { Container, Probe } from './k8s-objects.js';
 
 const STARTUP_PERIOD_S = 2;
 const DEFAULT_START_TIMEOUT_MS = 60_000;
+/** Probe counts are int32 in the API; a larger one makes the whole Deployment invalid. */
+const INT32_MAX = 2 ** 31 - 1;
 
 /**
  * CC's start timeout (health_check_timeout_ms, else start_timeout_ms, else 60 s) as startup probe
- * failures at a 2 s period, so the app gets at least the whole timeout to come up.
+ * failures at a 2 s period, so the app gets at least the whole timeout to come up. The contract bounds
+ * neither timeout, so the count is capped at int32 (about 136 years at 2 s).
  */
 export function startupFailureThreshold(lrp: Pick<DesiredLrp, 'healthCheck' | 'startTimeoutMs'>): number {
   const timeoutMs =
@@ -16,7 +19,7 @@ export function startupFailureThreshold(lrp: Pick<DesiredLrp, 'healthCheck' | 's
       : lrp.startTimeoutMs > 0
         ? lrp.startTimeoutMs
         : DEFAULT_START_TIMEOUT_MS;
-  return Math.max(1, Math.ceil(timeoutMs / 1000 / STARTUP_PERIOD_S));
+  return Math.min(INT32_MAX, Math.max(1, Math.ceil(timeoutMs / 1000 / STARTUP_PERIOD_S)));
 }
 
 /** The check itself, on the first port; none for `process`/`none` (and for a port check without a port). */

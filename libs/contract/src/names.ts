@@ -8,6 +8,6 @@ export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /** What Kubernetes accepts as an environment variable name. */
 export const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
-/** A qualified name (optional DNS prefix + '/' + name): annotation keys. */
+/** A qualified name (optional DNS prefix of at most 253 + '/' + name of at most 63): annotation keys. */
 export const QUALIFIED_NAME =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+  /^((?=[^/]{1,253}\/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;

@@ -201,6 +201,12 @@ describe('desireLrpSchema: valid bodies', () => {
     ],
     ['last_updated as an odd string', withField('last_updated', '1589212345.1234560')],
     ['an annotation key without a prefix', withField('user_defined_annotations', { scrape: 'true' })],
+    [
+      'an annotation key whose prefix is 253 characters',
+      withField('user_defined_annotations', {
+        [`${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}/x`]: 'y',
+      }),
+    ],
   ])('accepts %s', (_what, body) => {
     const r = desireLrpSchema.safeParse(body);
     if (!r.success) throw new Error(describeIssues(r.error));
@@ -304,6 +310,21 @@ describe('desireLrpSchema: invalid bodies name the field', () => {
       'volume_mounts.0.volume_id',
     ],
     [
+      // Found by the fuzz tests: the pods' annotations would be over the API server's 256 KiB.
+      'user_defined_annotations over 128 KiB in all',
+      withField('user_defined_annotations', { 'a.io/x': 'v'.repeat(70_000), 'a.io/y': 'v'.repeat(70_000) }),
+      'user_defined_annotations',
+    ],
+    [
+      // Found by the fuzz tests: the Deployment would be invalid (mountPath must be unique).
+      'two mounts at one mount_dir',
+      withField('volume_mounts', [
+        { volume_id: 'claim-a', mount_dir: '/data' },
+        { volume_id: 'claim-b', mount_dir: '/data' },
+      ]),
+      'volume_mounts.1.mount_dir',
+    ],
+    [
       'a relative mount_dir',
       withField('volume_mounts', [{ volume_id: 'claim', mount_dir: 'data' }]),
       'volume_mounts.0.mount_dir',
@@ -312,6 +333,14 @@ describe('desireLrpSchema: invalid bodies name the field', () => {
       'an annotation key with a space',
       withField('user_defined_annotations', { 'bad key': 'x' }),
       'user_defined_annotations.bad key',
+    ],
+    [
+      // Found by the fuzz tests: the API server refuses a prefix over 253 (the pods would never be made).
+      'an annotation key whose prefix is over 253 characters',
+      withField('user_defined_annotations', {
+        [`${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}/x`]: 'y',
+      }),
+      `user_defined_annotations.${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(62)}/x`,
     ],
     [
       'an annotation key with two slashes',

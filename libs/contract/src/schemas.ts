@@ -64,6 +64,9 @@ const stringMap = (keyPattern: RegExp, keyWhat: string, maxEntries: number) =>
       }
     });
 
+/** User annotations go on the pods, whose annotations the API server limits to 256 KiB in all. */
+export const USER_ANNOTATIONS_MAX_BYTES = 128 * 1024;
+
 export const desireLrpSchema = z
   .object({
     guid: labelValue('guid'),
@@ -114,6 +117,31 @@ export const desireLrpSchema = z
     user_defined_annotations: stringMap(QUALIFIED_NAME, 'annotation name', 100).optional().default({}),
   })
   .superRefine((d, ctx) => {
+    // The pods carry them, and the API server allows 256 KiB of annotations per object (CC's are a few
+    // prometheus.io/* entries, each value at most 5,000 characters).
+    const bytes = Object.entries(d.user_defined_annotations).reduce(
+      (n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v),
+      0,
+    );
+    if (bytes > USER_ANNOTATIONS_MAX_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['user_defined_annotations'],
+        message: `at most ${USER_ANNOTATIONS_MAX_BYTES} bytes in all, not ${bytes}`,
+      });
+    }
+    // Kubernetes refuses a pod with two mounts at one path; the worker could never create it.
+    const dirs = new Set<string>();
+    d.volume_mounts.forEach((m, i) => {
+      if (dirs.has(m.mount_dir)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['volume_mounts', i, 'mount_dir'],
+          message: `${JSON.stringify(m.mount_dir.slice(0, 80))} is mounted twice`,
+        });
+      }
+      dirs.add(m.mount_dir);
+    });
     if (d.process_guid !== `${d.guid}-${d.version}`) {
       ctx.addIssue({
         code: 'custom',

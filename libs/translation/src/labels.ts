@@ -74,8 +74,21 @@ export function lrpSelectorString(guid: string, version: string): string {
  */
 export function desiredLrpJson(lrp: DesiredLrp): string {
   const { registry: _registry, ...rest } = lrp;
-  return JSON.stringify(rest);
+  const json = JSON.stringify(rest);
+  if (Buffer.byteLength(json) <= DESIRED_LRP_MAX_BYTES) return json;
+  // A large environment or command (CC's VCAP_SERVICES can be hundreds of KiB) would make the whole
+  // Deployment invalid: both are in the app container already, and lrpFromDeployment reads them there.
+  const { environment: _environment, command: _command, ...small } = rest;
+  return JSON.stringify({ ...small, [SPEC_IN_CONTAINER]: true });
 }
+
+/**
+ * Room for the desired LRP: the API server allows 256 KiB for all of an object's annotations (found by
+ * the fuzz tests, test/fuzz). Without environment and command the rest is bounded by the contract.
+ */
+export const DESIRED_LRP_MAX_BYTES = 160 * 1024;
+/** Marks a stored desired LRP whose environment and command are only in the app container. */
+export const SPEC_IN_CONTAINER = 'environmentAndCommandInContainer';
 
 /** The workload's annotations. `last_updated` is CC's string, byte for byte: CC compares it as is. */
 export function annotationsFor(lrp: DesiredLrp): Record<string, string> {

@@ -40,8 +40,24 @@ describe('lrpFromDeployment', () => {
         environment: JSON.parse('{"__proto__":"\\u0000"}'),
       }),
     ],
+    [
+      // Found by the fuzz tests: the whole desired LRP in one annotation went over the API's 256 KiB.
+      'an environment too large for an annotation',
+      sampleLrp({
+        ports: [8080],
+        environment: { VCAP_SERVICES: 'x'.repeat(300 * 1024), OTHER: 'y' },
+        command: ['/bin/sh', '-c', 'c'.repeat(100 * 1024)],
+      }),
+    ],
   ])('round-trips %s', (_what, lrp) => {
     expect(lrpFromDeployment(lrpToDeployment(lrp, settings), registrySecret(lrp))).toEqual(lrp);
+  });
+
+  it('keeps the annotations of an LRP with a large environment within 256 KiB', () => {
+    const lrp = sampleLrp({ environment: { VCAP_SERVICES: 'x'.repeat(900 * 1024) } });
+    const annotations = lrpToDeployment(lrp, settings).metadata.annotations ?? {};
+    const bytes = Object.entries(annotations).reduce((n, [k, v]) => n + k.length + Buffer.byteLength(v), 0);
+    expect(bytes).toBeLessThan(256 * 1024);
   });
 
   it('takes instances from spec.replicas and the annotation from last_updated (updates patch those)', () => {

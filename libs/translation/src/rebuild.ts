@@ -5,7 +5,8 @@
  */
 import type { DesiredLrp, HealthCheckType, VolumeMount } from '@opi/domain';
 import type { Deployment, Secret } from './k8s-objects.js';
-import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED } from './labels.js';
+import { APP_CONTAINER } from './deployment.js';
+import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED, SPEC_IN_CONTAINER } from './labels.js';
 import { credentialsFromDockerConfig } from './registry.js';
 import { DOCKER_CONFIG_JSON_KEY } from './secret.js';
 
@@ -73,10 +74,13 @@ export function parseDesiredLrp(json: string): Omit<DesiredLrp, 'registry'> | un
   if (!STRING_FIELDS.every((f) => isString(raw[f])) || !COUNT_FIELDS.every((f) => isCount(raw[f]))) {
     return undefined;
   }
-  const { ports, command } = raw;
+  const { ports } = raw;
+  // Too large for the annotation, environment and command were left in the container (desiredLrpJson).
+  const inContainer = raw[SPEC_IN_CONTAINER] === true;
+  const command = inContainer ? [] : raw['command'];
   if (!Array.isArray(ports) || !ports.every(isCount)) return undefined;
   if (!Array.isArray(command) || !command.every(isString)) return undefined;
-  const environment = stringMap(raw['environment']);
+  const environment = inContainer ? {} : stringMap(raw['environment']);
   const userAnnotations = stringMap(raw['userAnnotations']);
   const healthCheck = healthCheckOf(raw['healthCheck']);
   const volumeMounts = volumeMountsOf(raw['volumeMounts']);
@@ -112,6 +116,26 @@ export function parseDesiredLrp(json: string): Omit<DesiredLrp, 'registry'> | un
   };
 }
 
+/** The variables containerEnv adds to the request's; they are not the request's own. */
+const INSTANCE_VARS = new Set(['CF_INSTANCE_PORT', 'CF_INSTANCE_ADDR', 'CF_INSTANCE_PORTS']);
+
+/** Environment and command as the app container holds them (for a desired LRP too large to annotate). */
+function containerSpecOf(
+  deployment: Deployment,
+  ports: number[],
+): Pick<DesiredLrp, 'environment' | 'command'> {
+  const c = deployment.spec?.template.spec?.containers.find((x) => x.name === APP_CONTAINER);
+  const entries: [string, string][] = [];
+  for (const e of c?.env ?? []) {
+    if (e.value === undefined || e.valueFrom || INSTANCE_VARS.has(e.name)) continue;
+    // PORT is added when the request has none; the same value from the request changes nothing.
+    if (e.name === 'PORT' && e.value === String(ports[0])) continue;
+    entries.push([e.name, e.value]);
+  }
+  // fromEntries: a variable named __proto__ stays a variable.
+  return { environment: Object.fromEntries(entries), command: c?.command ?? [] };
+}
+
 /**
  * The DesiredLrp a Deployment made by lrpToDeployment runs, or undefined when it carries no valid
  * desired state. Instances come from `spec.replicas` and the annotation from
@@ -132,6 +156,7 @@ export function lrpFromDeployment(deployment: Deployment, secret?: Secret): Desi
       : credentialsFromDockerConfig(Buffer.from(dockerConfig, 'base64').toString('utf8'));
   return {
     ...stored,
+    ...(json?.includes(`"${SPEC_IN_CONTAINER}":true`) ? containerSpecOf(deployment, stored.ports) : {}),
     instances: isCount(replicas) ? replicas : stored.instances,
     annotation: lastUpdated ?? stored.annotation,
     ...(registry ? { registry } : {}),

@@ -28,6 +28,8 @@ export default {
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
     // A real browser (Debian's chromium, driven by playwright-core) against the service in-process.
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // fast-check properties over every route and the translation (seed: FUZZ_SEED, scale: FUZZ_RUNS).
+    { ...common, displayName: 'fuzz', testMatch: ['<rootDir>/test/fuzz/**/*.test.ts'] },
     // `npm run test:chaos`: worker/Redis/cluster/CC faults under a CC-like loop; each seed sets its own timeout.
     { ...common, displayName: 'chaos', testMatch: ['<rootDir>/test/chaos/**/*.test.ts'] },
   ],

@@ -376,6 +376,7 @@ function makePki(): Pki {
   };
   sign('server', 'ca', 'server.ext');
   sign('cloud-controller', 'ca', 'client.ext');
+  sign('cloud-controller-2', 'ca', 'client.ext');
   sign('intruder', 'other-ca', 'client.ext');
   // Signed by the right CA, but its notAfter is a day before its notBefore: expired from the start.
   sign('expired', 'ca', 'client.ext', '-1');
@@ -454,6 +455,26 @@ describe('mutual TLS', () => {
     await expect(
       httpsGet(port, '/apps', { ca: pki.ca, cert: pki.read('expired.crt'), key: pki.read('expired.key') }),
     ).rejects.toThrow(/expired|certificate|ECONNRESET|socket hang up/i);
+  });
+
+  it('rate-limits each client certificate on its own', async () => {
+    const limited = await api({
+      OPI_TLS_CERT_FILE: pki.file('server.crt'),
+      OPI_TLS_KEY_FILE: pki.file('server.key'),
+      OPI_TLS_CLIENT_CA_FILE: pki.file('ca.crt'),
+      OPI_RATE_LIMIT_PER_MINUTE: '2',
+    });
+    const as = (name: string) => ({
+      ca: pki.ca,
+      cert: pki.read(`${name}.crt`),
+      key: pki.read(`${name}.key`),
+    });
+    const statuses = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push((await httpsGet(limited.port, '/apps', as('cloud-controller'))).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    // Another certificate is another client, though it connects from the same address.
+    expect((await httpsGet(limited.port, '/apps', as('cloud-controller-2'))).status).toBe(200);
   });
 
   it('does not answer plain http on the API port', async () => {

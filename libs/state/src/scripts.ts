@@ -62,3 +62,21 @@ elseif ARGV[4] == 'rem' then redis.call('SREM', KEYS[2], ARGV[3]) end
 if ARGV[5] ~= '0' then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5])) end
 return 1
 `;
+
+/**
+ * The next generation: INCR, but never below ARGV[1], the time in microseconds. The counter lives only in
+ * Redis while the stamps it hands out live on for ever on the Deployments: after a flush (or a failover
+ * to a replica without it) a counter restarting at 1 would hand out numbers already stamped on
+ * Deployments of other specs, and a converge would take such a Deployment for up to date. Tied to the
+ * clock, generations keep increasing across any loss (unless more than a million are taken a second).
+ * KEYS: counter. ARGV: floor.
+ */
+export const NEXT_GENERATION = `
+local g = redis.call('INCR', KEYS[1])
+local floor = tonumber(ARGV[1])
+if g < floor then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return floor
+end
+return g
+`;

@@ -13,7 +13,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
 import { type Keys, keys } from './keys.js';
-import { CAS_RECORD, EXPIRE_IF_UNCHANGED, SHOW_EXISTING } from './scripts.js';
+import { CAS_RECORD, EXPIRE_IF_UNCHANGED, NEXT_GENERATION, SHOW_EXISTING } from './scripts.js';
 
 export interface CachedInstances {
   /** podName → instance index (the stable index rule lives in @opi/translation). */
@@ -77,7 +77,8 @@ export class StateStore {
   }
 
   private async nextGeneration(): Promise<number> {
-    return this.redis.incr(this.keys.generation);
+    const floor = String(Date.now() * 1000);
+    return Number(await this.redis.eval(NEXT_GENERATION, 1, this.keys.generation, floor));
   }
 
   private async raw(processGuid: string): Promise<string> {

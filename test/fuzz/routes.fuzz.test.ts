@@ -470,13 +470,13 @@ const anyCase: fc.Arbitrary<Case> = fc.oneof(
 
 describe('fuzzing every route', () => {
   it.each([
-    ['PUT /apps/:process_guid (desire)', desireCase, 300],
-    ['POST /apps/:process_guid (update)', updateCase, 150],
-    ['GET, PUT stop, stop/:index, instances of /apps/:guid/:version', lrpReadCase, 200],
-    ['POST, GET, DELETE /tasks/:task_guid', taskCase, 200],
-    ['POST /stage/:staging_guid', stageCase, 150],
-    ['lists, other methods and unknown paths', otherCase, 150],
-    ['any route, interleaved', anyCase, 600],
+    ['PUT /apps/:process_guid (desire)', desireCase, 800],
+    ['POST /apps/:process_guid (update)', updateCase, 400],
+    ['GET, PUT stop, stop/:index, instances of /apps/:guid/:version', lrpReadCase, 500],
+    ['POST, GET, DELETE /tasks/:task_guid', taskCase, 500],
+    ['POST /stage/:staging_guid', stageCase, 400],
+    ['lists, other methods and unknown paths', otherCase, 400],
+    ['any route, interleaved', anyCase, 1500],
   ] as const)(
     '%s: never a 5xx, a 4xx has an error body and changes nothing, an accepted request yields valid objects',
     async (name, arb, base) => {

@@ -42,6 +42,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  kube.close();
   await sim.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -280,6 +281,19 @@ describe('ClientNodeKubernetes: Jobs, Pods, Events, Namespaces', () => {
   it('reads namespaces', async () => {
     expect((await kube.getNamespace(NS))?.metadata.name).toBe(NS);
     expect(await kube.getNamespace('no-such-namespace')).toBeUndefined();
+  });
+});
+
+describe('ClientNodeKubernetes: connections', () => {
+  it('reuses kept-alive TLS connections instead of a handshake per request', async () => {
+    const before = sim.connectionsAccepted.tls;
+    // Sequential calls: one connection does them all (client-node alone would open 40).
+    for (let i = 0; i < 40; i++) await kube.getNamespace(NS);
+    // 10 at once: at most 10 more connections, then reused for the next rounds.
+    for (let round = 0; round < 4; round++) {
+      await Promise.all(Array.from({ length: 10 }, () => kube.getNamespace(NS)));
+    }
+    expect(sim.connectionsAccepted.tls - before).toBeLessThanOrEqual(11);
   });
 });
 

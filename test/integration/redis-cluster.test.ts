@@ -181,7 +181,7 @@ describeWithRedis('on a Redis Cluster with the prefix {opi}', () => {
       expect(await store.adopt(b)).toBe(true);
       const stopped = await store.stop('pg-b', b.guid, b.version);
       // MGET over several records.
-      expect([...(await store.allRecords()).keys()].sort()).toEqual(['pg-a', 'pg-b']);
+      expect([...(await store.allRecordStates()).keys()].sort()).toEqual(['pg-a', 'pg-b']);
       // SHOW_EXISTING (hash plus one record per change).
       await store.showExisting(new Map([['pg-b', '{"old":true}']]), []);
       expect(await store.schedulingInfosBody()).toContain('"old":true');

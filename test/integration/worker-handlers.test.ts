@@ -22,6 +22,7 @@ import {
   ANNOTATION_DESIRED_LRP,
   ANNOTATION_LAST_UPDATED,
   DOCKER_CONFIG_JSON_KEY,
+  ANNOTATION_GENERATION,
   credentialsFromDockerConfig,
   labelsFor,
   lrpToDeployment,
@@ -29,7 +30,6 @@ import {
   workloadName,
 } from '@opi/translation';
 import {
-  ANNOTATION_GENERATION,
   type HandlerDeps,
   type RunningWorkers,
   convergeLrp,

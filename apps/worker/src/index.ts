@@ -1,5 +1,5 @@
 export * from './deps.js';
 export * from './workers.js';
-export { convergeLrp, ANNOTATION_GENERATION } from './handlers/converge-lrp.js';
+export { convergeLrp } from './handlers/converge-lrp.js';
 export { syncCluster } from './handlers/sync-cluster.js';
 export * from './start.js';

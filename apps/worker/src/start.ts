@@ -133,6 +133,7 @@ export async function startWorker(
       await server?.close();
       unwatch();
       await producer.close();
+      kube.close();
       redis.disconnect();
     },
   };

@@ -95,6 +95,8 @@ export class ApiServer {
   private listener: net.Server | undefined;
   private tls: tls.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
+  /** Connections accepted since start, for tests of connection reuse. */
+  readonly connectionsAccepted = { tls: 0, plain: 0 };
   private readonly watches = new Set<Res>();
   private openApiPb: Buffer | undefined;
   private readonly store: Store;
@@ -140,8 +142,13 @@ export class ApiServer {
         socket.off('error', early);
         socket.pause();
         socket.unshift(first);
-        if (first[0] === 0x16) this.tlsServer().emit('connection', socket);
-        else this.server.emit('connection', socket);
+        if (first[0] === 0x16) {
+          this.connectionsAccepted.tls++;
+          this.tlsServer().emit('connection', socket);
+        } else {
+          this.connectionsAccepted.plain++;
+          this.server.emit('connection', socket);
+        }
         process.nextTick(() => socket.resume());
       });
     });

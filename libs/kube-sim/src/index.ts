@@ -50,6 +50,8 @@ export interface Simulator {
   readonly store: Store;
   readonly faults: Faults;
   readonly controllers: Controllers | undefined;
+  /** Connections accepted since start, by protocol (a keep-alive client opens few). */
+  readonly connectionsAccepted: { readonly tls: number; readonly plain: number };
   kubeconfig(namespace?: string): string;
   writeKubeconfig(file: string, namespace?: string): Promise<void>;
   close(): Promise<void>;
@@ -114,6 +116,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     store,
     faults,
     controllers,
+    connectionsAccepted: api.connectionsAccepted,
     kubeconfig: (namespace) => kubeconfigYaml(url, token, namespace),
     writeKubeconfig: (file, namespace) =>
       writeFile(file, kubeconfigYaml(url, token, namespace), { mode: 0o600 }),

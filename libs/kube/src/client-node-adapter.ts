@@ -12,7 +12,14 @@
  *   no model of the kinds used here renames a field.
  * - Patches go with `setHeaderOptions('Content-Type', PatchStrategy.MergePatch)`: client-node would
  *   otherwise label a merge patch as a JSON patch, which a real apiserver refuses.
+ * - Connections are kept alive and reused: client-node 1.4 builds a new https.Agent for every request
+ *   (KubeConfig.applySecurityAuthentication), so every call paid a TCP and TLS handshake. The HTTP
+ *   library swaps it for one keep-alive agent per distinct set of TLS options (a rotated client
+ *   certificate gets a new agent).
  */
+import { createHash } from 'node:crypto';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import {
   AppsV1Api,
   BatchV1Api,
@@ -47,6 +54,7 @@ import {
   type KubernetesPort,
   type ListResult,
   type PatchResult,
+  type Select,
 } from './port.js';
 import { Semaphore } from './semaphore.js';
 
@@ -116,11 +124,58 @@ function invalidArgument(message: string, operation: string): KubeApiError {
   return new KubeApiError({ status: undefined, reason: 'ClientError', message, transient: false, operation });
 }
 
-/** fetch with an AbortController per request; see the module comment. */
-function boundedHttpLibrary(timeoutMs: number): HttpLibrary {
+/** The TLS options of an agent client-node built, as a key: agents with equal keys are interchangeable. */
+function agentKey(agent: HttpAgent | HttpsAgent): string {
+  const o = (agent as { options?: Record<string, unknown> }).options ?? {};
+  const h = createHash('sha256');
+  h.update(agent instanceof HttpsAgent ? 'https' : 'http');
+  for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername']) {
+    const v = o[k];
+    h.update(`|${k}=`);
+    if (typeof v === 'string' || Buffer.isBuffer(v)) h.update(v);
+    else if (v !== undefined) h.update(JSON.stringify(v) ?? '');
+  }
+  return h.digest('hex');
+}
+
+interface AgentReuser {
+  reuse(agent: HttpAgent | HttpsAgent): HttpAgent | HttpsAgent;
+  /** Closes the kept-alive connections. */
+  destroy(): void;
+}
+
+/** One keep-alive agent per distinct TLS options, in place of client-node's agent per request. */
+function agentReuser(): AgentReuser {
+  const agents = new Map<string, HttpAgent | HttpsAgent>();
+  const destroy = (): void => {
+    for (const a of agents.values()) a.destroy();
+    agents.clear();
+  };
+  const reuse = (agent: HttpAgent | HttpsAgent): HttpAgent | HttpsAgent => {
+    // A proxy agent (socks, http(s) proxy) is not ours to replace.
+    if (agent.constructor !== HttpsAgent && agent.constructor !== HttpAgent) return agent;
+    const key = agentKey(agent);
+    let shared = agents.get(key);
+    if (!shared) {
+      const options = { ...(agent as { options?: object }).options, keepAlive: true };
+      shared = agent instanceof HttpsAgent ? new HttpsAgent(options) : new HttpAgent(options);
+      // Credentials rotate rarely; a few stale agents are dropped rather than kept forever.
+      if (agents.size >= 8) destroy();
+      agents.set(key, shared);
+    }
+    agent.destroy();
+    return shared;
+  };
+  return { reuse, destroy };
+}
+
+/** fetch with an AbortController per request and reused connections; see the module comment. */
+function boundedHttpLibrary(timeoutMs: number, agents: AgentReuser): HttpLibrary {
   const fetchLibrary = new IsomorphicFetchHttpLibrary();
   return wrapHttpLibrary({
     async send(request) {
+      const agent = request.getAgent();
+      if (agent) request.setAgent(agents.reuse(agent));
       const controller = new AbortController();
       const timer = setTimeout(() => {
         controller.abort();
@@ -146,6 +201,7 @@ function boundedHttpLibrary(timeoutMs: number): HttpLibrary {
 export class ClientNodeKubernetes implements KubernetesPort {
   private readonly core: CoreV1Api;
   private readonly slots: Semaphore;
+  private readonly agents = agentReuser();
   private readonly onCall: ((call: KubeCallReport) => void) | undefined;
   private readonly deployments: Operations<Deployment>;
   private readonly secrets: Operations<Secret>;
@@ -164,7 +220,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
     const configuration = createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
       authMethods: { default: kc },
-      httpApi: boundedHttpLibrary(timeoutMs),
+      httpApi: boundedHttpLibrary(timeoutMs, this.agents),
     });
     this.slots = new Semaphore(options.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS);
     this.onCall = options.onCall;
@@ -217,6 +273,11 @@ export class ClientNodeKubernetes implements KubernetesPort {
     };
   }
 
+  /** Closes the kept-alive connections to the apiserver (at shutdown; later calls open new ones). */
+  close(): void {
+    this.agents.destroy();
+  }
+
   // --- Deployments ---------------------------------------------------------------------------------------
 
   getDeployment(namespace: string, name: string): Promise<Stored<Deployment> | undefined> {
@@ -235,11 +296,17 @@ export class ClientNodeKubernetes implements KubernetesPort {
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
+    select?: Select<Stored<Deployment>>,
   ): Promise<ListResult<Stored<Deployment>>> {
-    const result = await this.list('deployments', namespace, pageSize, (page) =>
-      namespace === undefined
-        ? this.apps.listDeploymentForAllNamespacesWithHttpInfo({ ...page, labelSelector })
-        : this.apps.listNamespacedDeploymentWithHttpInfo({ ...page, namespace, labelSelector }),
+    const result = await this.list(
+      'deployments',
+      namespace,
+      pageSize,
+      (page) =>
+        namespace === undefined
+          ? this.apps.listDeploymentForAllNamespacesWithHttpInfo({ ...page, labelSelector })
+          : this.apps.listNamespacedDeploymentWithHttpInfo({ ...page, namespace, labelSelector }),
+      select as Select<unknown> | undefined,
     );
     return result as ListResult<Stored<Deployment>>;
   }
@@ -301,11 +368,17 @@ export class ClientNodeKubernetes implements KubernetesPort {
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
+    select?: Select<Stored<Pod>>,
   ): Promise<ListResult<Stored<Pod>>> {
-    const result = await this.list('pods', namespace, pageSize, (page) =>
-      namespace === undefined
-        ? this.core.listPodForAllNamespacesWithHttpInfo({ ...page, labelSelector })
-        : this.core.listNamespacedPodWithHttpInfo({ ...page, namespace, labelSelector }),
+    const result = await this.list(
+      'pods',
+      namespace,
+      pageSize,
+      (page) =>
+        namespace === undefined
+          ? this.core.listPodForAllNamespacesWithHttpInfo({ ...page, labelSelector })
+          : this.core.listNamespacedPodWithHttpInfo({ ...page, namespace, labelSelector }),
+      select as Select<unknown> | undefined,
     );
     return result as ListResult<Stored<Pod>>;
   }
@@ -508,6 +581,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
     namespace: string | undefined,
     pageSize: number | undefined,
     fetchPage: (page: Page) => Promise<Answer>,
+    select: Select<unknown> = (item) => item,
   ): Promise<ListResult<unknown>> {
     const ctx = { verb: 'list', resource, namespace } as const;
     const limit = pageSize ?? DEFAULT_PAGE_SIZE;
@@ -522,7 +596,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
         do {
           const page: Page = token === undefined ? { limit } : { limit, _continue: token };
           const list = (await wireJson(await this.call(ctx, () => fetchPage(page)))) as WireList;
-          for (const item of list.items ?? []) items.push(item);
+          for (const item of list.items ?? []) items.push(select(item));
           resourceVersion ??= list.metadata?.resourceVersion;
           token = list.metadata?.continue || undefined;
         } while (token !== undefined);

@@ -29,6 +29,7 @@ import {
   type KubernetesPort,
   type ListResult,
   type PatchResult,
+  type Select,
 } from './port.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 
@@ -134,6 +135,10 @@ const EVENT_FIELDS: Record<string, string> = {
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 type AnyStored = Stored<KubeObject> & { spec?: unknown; status?: unknown; data?: unknown };
+
+function selected<T>(result: ListResult<T>, select: Select<T> | undefined): ListResult<T> {
+  return select ? { ...result, items: result.items.map(select) } : result;
+}
 
 function clone<T>(o: T): T {
   return structuredClone(o);
@@ -289,12 +294,13 @@ export class FakeKubernetes implements KubernetesPort {
   deleteDeployment(namespace: string, name: string): Promise<DeleteResult> {
     return this.remove('deployments', namespace, name);
   }
-  listDeployments(
+  async listDeployments(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
+    select?: Select<Stored<Deployment>>,
   ): Promise<ListResult<Stored<Deployment>>> {
-    return this.list('deployments', namespace, { labelSelector, pageSize });
+    return selected(await this.list('deployments', namespace, { labelSelector, pageSize }), select);
   }
 
   getSecret(namespace: string, name: string): Promise<Stored<Secret> | undefined> {
@@ -342,12 +348,13 @@ export class FakeKubernetes implements KubernetesPort {
     return this.remove('jobs', namespace, name);
   }
 
-  listPods(
+  async listPods(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
+    select?: Select<Stored<Pod>>,
   ): Promise<ListResult<Stored<Pod>>> {
-    return this.list('pods', namespace, { labelSelector, pageSize });
+    return selected(await this.list('pods', namespace, { labelSelector, pageSize }), select);
   }
   deletePod(namespace: string, name: string): Promise<DeleteResult> {
     return this.remove('pods', namespace, name);

@@ -12,7 +12,9 @@
  *   version. Without a resourceVersion the API server replaces unconditionally. The name comes from
  *   `metadata.name`. Changes to `status` are ignored, as the status subresource owns it.
  * - `list*` follow `continue` tokens page by page (`pageSize` objects each, default 500) and resolve the
- *   whole collection with the list's resourceVersion (for a watch to start from).
+ *   whole collection with the list's resourceVersion (for a watch to start from). A `select` function
+ *   maps each object as its page arrives (e.g. drops fields the caller does not read), so a listing of
+ *   100,000 objects is never held whole.
  * - Everything else rejects with a `KubeApiError` whose `transient` says whether a retry can help.
  */
 import type {
@@ -35,6 +37,9 @@ export interface ListResult<T> {
   resourceVersion: string;
 }
 
+/** Applied to each listed object as its page arrives; answers what the list keeps of it. */
+export type Select<T> = (item: T) => T;
+
 /** Objects per page when the caller gives no pageSize; kubectl's chunk size. */
 export const DEFAULT_PAGE_SIZE = 500;
 
@@ -49,6 +54,7 @@ export interface KubernetesPort {
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
+    select?: Select<Stored<Deployment>>,
   ): Promise<ListResult<Stored<Deployment>>>;
 
   // v1 Secrets: image pull credentials and app environment.
@@ -93,6 +99,7 @@ export interface KubernetesPort {
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
+    select?: Select<Stored<Pod>>,
   ): Promise<ListResult<Stored<Pod>>>;
   deletePod(namespace: string, name: string): Promise<DeleteResult>;
   getPod(namespace: string, name: string): Promise<Stored<Pod> | undefined>;

@@ -34,6 +34,9 @@ export interface SyncMeta {
   pods: number;
 }
 
+/** A record as the sync sees it: a desired LRP's generation, or a stop's tombstone. */
+export type RecordState = { state: 'desired'; generation: number } | Extract<LrpRecord, { state: 'stopped' }>;
+
 export type UpdateFields = { instances: number; annotation: string; image?: string | undefined };
 
 /** How long a confirmed tombstone is kept, so a stale listing cannot mistake its workload for a lost one. */
@@ -186,18 +189,26 @@ export class StateStore {
     return schedulingInfosBody(await this.redis.hvals(this.keys.sched));
   }
 
-  /** Every record, for the sync. Process guids whose record expired are dropped from the index. */
-  async allRecords(): Promise<Map<string, LrpRecord>> {
+  /**
+   * What the sync needs of every record: its state and generation (a stop's tombstone whole, it is
+   * small), not the desired LRPs, which at 100,000 apps would not fit a small worker. Process guids
+   * whose record expired are dropped from the index.
+   */
+  async allRecordStates(): Promise<Map<string, RecordState>> {
     const guids = await this.redis.smembers(this.keys.lrps);
-    const out = new Map<string, LrpRecord>();
+    const out = new Map<string, RecordState>();
     const gone: string[] = [];
     for (let i = 0; i < guids.length; i += 1000) {
       const chunk = guids.slice(i, i + 1000);
       const values = await this.redis.mget(...chunk.map((g) => this.keys.lrp(g)));
       chunk.forEach((g, j) => {
         const v = values[j];
-        if (v) out.set(g, JSON.parse(v) as LrpRecord);
-        else gone.push(g);
+        if (!v) {
+          gone.push(g);
+          return;
+        }
+        const rec = JSON.parse(v) as LrpRecord;
+        out.set(g, rec.state === 'desired' ? { state: 'desired', generation: rec.generation } : rec);
       });
     }
     if (gone.length) await this.redis.srem(this.keys.lrps, ...gone);

@@ -19,3 +19,4 @@ export * from './task-job.js';
 export * from './staging-job.js';
 export * from './job-outcome.js';
 export * from './crashes.js';
+export * from './slim.js';

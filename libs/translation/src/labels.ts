@@ -20,6 +20,8 @@ export const MANAGED_BY = 'opi-server';
 
 export const ANNOTATION_PROCESS_GUID = 'cloudfoundry.org/process_guid';
 export const ANNOTATION_LAST_UPDATED = 'cloudfoundry.org/last_updated';
+/** The record generation a Deployment was last converged to; the sync compares it with the record's. */
+export const ANNOTATION_GENERATION = 'opi.cloudfoundry.org/generation';
 export const ANNOTATION_APP_NAME = 'cloudfoundry.org/app_name';
 export const ANNOTATION_SPACE_NAME = 'cloudfoundry.org/space_name';
 export const ANNOTATION_ORG_NAME = 'cloudfoundry.org/org_name';

@@ -7,6 +7,7 @@
 import { AlreadyExistsError, ConflictError, type KubernetesPort } from '@opi/kube';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
 import {
+  ANNOTATION_GENERATION,
   type Deployment,
   lrpSelectorString,
   lrpToDeployment,
@@ -17,9 +18,6 @@ import {
   workloadName,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-
-/** The record generation a Deployment was last converged to; the sync compares it with the record's. */
-export const ANNOTATION_GENERATION = 'opi.cloudfoundry.org/generation';
 
 /** Runs of one converge when writes meet Conflicts (another converge of the same LRP wrote in between). */
 const CONFLICT_ATTEMPTS = 3;

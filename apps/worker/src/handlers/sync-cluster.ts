@@ -9,9 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { schedulingInfoJson } from '@opi/contract';
-import type { LrpRecord } from '@opi/domain';
-import type { CachedInstances } from '@opi/state';
+import type { CachedInstances, RecordState } from '@opi/state';
 import {
+  ANNOTATION_GENERATION,
   ANNOTATION_LAST_UPDATED,
   ANNOTATION_PROCESS_GUID,
   APP_SELECTOR,
@@ -28,9 +28,10 @@ import {
   reportedCrashesOf,
   lrpFromDeployment,
   podToInstance,
+  slimDeployment,
+  slimPod,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-import { ANNOTATION_GENERATION } from './converge-lrp.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
 
 /** Every object the service manages, whatever its kind. */
@@ -74,12 +75,17 @@ export async function syncCluster(deps: HandlerDeps, lockTtlMs: number): Promise
 async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   const started = Date.now();
   const { store, kube } = deps;
-  const records = await store.allRecords();
+  const records = await store.allRecordStates();
   const previous = await store.allCachedAssignments();
-  const deployments = await kube.listDeployments(deps.syncNamespace, APP_SELECTOR);
+  // Only what the sync reads is kept of each listed object (see slim.ts): at 100,000 apps the whole
+  // listings would not fit a small worker. A Deployment with no record keeps everything, to be rebuilt.
+  const deployments = await kube.listDeployments(deps.syncNamespace, APP_SELECTOR, undefined, (d) => {
+    const pg = processGuidOfDeployment(d);
+    return pg && records.has(pg) ? slimDeployment(d) : d;
+  });
   // One listing of every pod the service manages, split by kind: apps here, task and staging pods for
   // syncJobs (three listings would cost three passes over what may be 100,000 pods).
-  const managed = await kube.listPods(deps.syncNamespace, MANAGED_SELECTOR);
+  const managed = await kube.listPods(deps.syncNamespace, MANAGED_SELECTOR, undefined, slimPod);
   const pods = {
     items: managed.items.filter((p) => p.metadata.labels?.[LABEL_SOURCE_TYPE] === SOURCE_TYPE_APP),
   };
@@ -177,7 +183,7 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
 }
 
 /** A stopped LRP whose Deployment still exists stays in GET /apps, so CC sees it until it is gone. */
-function schedEntryOf(rec: Extract<LrpRecord, { state: 'stopped' }>, d: Deployment): string {
+function schedEntryOf(rec: Extract<RecordState, { state: 'stopped' }>, d: Deployment): string {
   return schedulingInfoJson(
     rec.processGuid,
     rec.guid,

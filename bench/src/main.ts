@@ -16,12 +16,14 @@ import autocannon from 'autocannon';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { desireBody, uuid } from './bodies.js';
 import { desireLrpSchema, schedulingInfoJson, schedulingInfosBody, toDesiredLrp } from '@opi/contract';
 import type { DesiredLrp } from '@opi/domain';
 import { type Simulator, startSimulator } from '@opi/kube-sim';
 import { JobProducer, QUEUE_NAMES } from '@opi/queue';
-import { type CachedInstances, StateStore } from '@opi/state';
+import { StateStore } from '@opi/state';
 import {
+  ANNOTATION_GENERATION,
   ANNOTATION_LAST_UPDATED,
   ANNOTATION_PROCESS_GUID,
   APP_SELECTOR,
@@ -36,6 +38,10 @@ const NAMESPACE = 'cf-workloads';
 const REDIS_DB = Number(process.env['BENCH_REDIS_DB'] ?? 9);
 const REDIS_URL = `redis://127.0.0.1:6379/${REDIS_DB}`;
 const quick = process.argv.includes('--quick');
+/** `--only=convergence` (or reads, ingest, queue): one scenario, for profiling. */
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const runs = (scenario: 'reads' | 'ingest' | 'queue' | 'convergence'): boolean =>
+  only === undefined || only === scenario;
 
 const plan = quick
   ? {
@@ -46,6 +52,8 @@ const plan = quick
       ingestSeconds: 4,
       podRuns: 30,
       jobs: 2000,
+      convergeCount: 1000,
+      clusterLatencyMs: 5,
     }
   : {
       appsSizes: [1000, 10_000, 100_000],
@@ -55,6 +63,8 @@ const plan = quick
       ingestSeconds: 10,
       podRuns: 100,
       jobs: 10_000,
+      convergeCount: 1000,
+      clusterLatencyMs: 5,
     };
 
 interface Row {
@@ -85,36 +95,6 @@ function percentile(values: number[], p: number): number {
   return sorted[i] ?? NaN;
 }
 
-function uuid(n: number, salt: string): string {
-  return `${salt.padEnd(8, '0').slice(0, 8)}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
-}
-
-/** A CC-like desire body, as the integration tests send. */
-function desireBody(guid: string, version: string): Record<string, unknown> {
-  return {
-    guid,
-    version,
-    process_guid: `${guid}-${version}`,
-    process_type: 'web',
-    app_guid: guid,
-    app_name: `app-${guid.slice(-8)}`,
-    space_guid: 'space-1',
-    space_name: 'dev',
-    organization_guid: 'org-1',
-    organization_name: 'org',
-    ports: [8080],
-    environment: { GREETING: 'hello' },
-    instances: 1,
-    last_updated: '1589212345.000001',
-    health_check_type: 'port',
-    health_check_timeout_ms: 60000,
-    memory_mb: 64,
-    disk_mb: 256,
-    cpu_weight: 1,
-    lifecycle: { docker_lifecycle: { image: 'registry.example/app:1', command: [] } },
-  };
-}
-
 const VERSION = 'v1';
 const lrpOf = (n: number): DesiredLrp =>
   toDesiredLrp(desireLrpSchema.parse(desireBody(uuid(n, 'be'), VERSION)), {
@@ -130,10 +110,21 @@ interface Child {
   pid: number;
 }
 
-/** Starts a node process that logs `{"port": n}` as JSON; its output goes to a file, not through us. */
-async function startChild(script: string, env: Record<string, string>, logFile: string): Promise<Child> {
+/**
+ * Starts a node process and waits for it to log `{"port": n}` as JSON or, when given, a line with `ready`
+ * in it; its output goes to a file, not through us.
+ */
+async function startChild(
+  script: string,
+  env: Record<string, string>,
+  logFile: string,
+  ready?: string,
+): Promise<Child> {
   const fd = openSync(logFile, 'w');
-  const proc = spawn(process.execPath, [script], {
+  // BENCH_PROFILE_DIR=dir: every service process writes a V8 CPU profile there when it exits.
+  const profile = process.env['BENCH_PROFILE_DIR'];
+  const args = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, script] : [script];
+  const proc = spawn(process.execPath, args, {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', fd, fd],
   });
@@ -141,15 +132,19 @@ async function startChild(script: string, env: Record<string, string>, logFile: 
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}; see ${logFile}`);
-    for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    const text = readFileSync(logFile, 'utf8');
+    let port = 0;
+    for (const line of text.split('\n')) {
       if (!line.includes('"port"')) continue;
       try {
-        const port = (JSON.parse(line) as { port?: unknown }).port;
-        if (typeof port === 'number' && port > 0 && proc.pid !== undefined)
-          return { proc, port, pid: proc.pid };
+        const p = (JSON.parse(line) as { port?: unknown }).port;
+        if (typeof p === 'number' && p > 0) port = p;
       } catch {
         // not a JSON line
       }
+    }
+    if (proc.pid !== undefined && (ready === undefined ? port > 0 : text.includes(ready))) {
+      return { proc, port, pid: proc.pid };
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -202,11 +197,21 @@ interface Load {
   bad: number;
 }
 
+/**
+ * One autocannon run. Latencies are taken from each response's own time (a float in ms) rather than
+ * autocannon's histogram, which keeps whole milliseconds: sub-millisecond answers would all read 0 or 1.
+ */
 async function load(opts: autocannon.Options): Promise<Load> {
-  const r = await autocannon({ ...opts });
+  const times: number[] = [];
+  // Without a callback autocannon answers its tracker, an EventEmitter that is also a promise of the result.
+  const instance = autocannon({ ...opts }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
+  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, ms: number) => {
+    if (statusCode < 300) times.push(ms);
+  });
+  const r = await instance;
   return {
-    p50: r.latency.p50,
-    p99: r.latency.p99,
+    p50: percentile(times, 50),
+    p99: percentile(times, 99),
     rps: r.requests.average,
     total: r.requests.total,
     bad: r.non2xx + r.errors,
@@ -251,49 +256,93 @@ function faster(
 
 // ---- seeding ---------------------------------------------------------------------------------------
 
+/** Pods per LRP: the instances scenario's LRPs run 3 (30k pods at 10k LRPs), the others 1. */
+const podsPer = (n: number): number => (n < plan.instancesSize ? 3 : 1);
+const podCount = (size: number): number => size + 2 * Math.min(size, plan.instancesSize);
+
+/**
+ * LRPs `from`..`to` as a converged service leaves them: a record, a Deployment at the record's generation
+ * and its running pods (with one event each for the instances scenario's LRPs). The instances cache is
+ * left to the worker's sync, as in production.
+ */
 async function seed(sim: Simulator, state: StateStore, from: number, to: number): Promise<void> {
   const deployments = sim.store.registry.get('apps', 'deployments');
+  const pods = sim.store.registry.get('', 'pods');
+  const events = sim.store.registry.get('', 'events');
+  const startTime = new Date().toISOString();
   for (let i = from; i < to; i += 500) {
     const batch: DesiredLrp[] = [];
     for (let n = i; n < Math.min(to, i + 500); n++) batch.push(lrpOf(n));
-    for (const lrp of batch) {
-      sim.store.create(deployments, lrpToDeployment(lrp, { runAsNonRoot: true }) as never);
-    }
     await Promise.all(batch.map((lrp) => state.adopt(lrp)));
+    const records = await Promise.all(batch.map((lrp) => state.get(lrp.processGuid)));
+    batch.forEach((lrp, j) => {
+      const n = i + j;
+      const d = lrpToDeployment(lrp, { runAsNonRoot: true });
+      d.metadata.annotations = {
+        ...d.metadata.annotations,
+        [ANNOTATION_GENERATION]: String(records[j]?.generation ?? 0),
+      };
+      sim.store.create(deployments, d as never);
+      for (let k = 0; k < podsPer(n); k++) {
+        const name = `app-${n}-${k}`;
+        const pod = sim.store.create(pods, {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name, namespace: NAMESPACE, labels: labelsFor(lrp) },
+          spec: { containers: [{ name: 'opi', image: lrp.image }], nodeName: 'node-1' },
+        } as never);
+        // Status goes through its subresource, as the kubelet writes it (create drops it).
+        sim.store.replace(
+          pods,
+          {
+            ...pod,
+            status: {
+              phase: 'Running',
+              startTime,
+              containerStatuses: [
+                {
+                  name: 'opi',
+                  ready: true,
+                  restartCount: 0,
+                  image: lrp.image,
+                  imageID: '',
+                  state: { running: { startedAt: startTime } },
+                },
+              ],
+            },
+          },
+          { subresource: 'status' },
+        );
+        if (n >= plan.instancesSize) continue;
+        sim.store.create(events, {
+          apiVersion: 'v1',
+          kind: 'Event',
+          metadata: { name: `${name}.1`, namespace: NAMESPACE },
+          involvedObject: { kind: 'Pod', name, namespace: NAMESPACE },
+          reason: 'Started',
+          message: 'Started container opi',
+          type: 'Normal',
+        } as never);
+      }
+    });
   }
 }
 
-/** One running pod and one event per LRP for the first `size` LRPs, and the API's cache of them. */
-async function seedPods(sim: Simulator, state: StateStore, size: number): Promise<void> {
-  const pods = sim.store.registry.get('', 'pods');
-  const events = sim.store.registry.get('', 'events');
-  const cache = new Map<string, CachedInstances>();
-  const since = `${Date.now()}000000`;
-  for (let n = 0; n < size; n++) {
-    const lrp = lrpOf(n);
-    const name = `app-${n}-0`;
-    sim.store.create(pods, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: NAMESPACE, labels: labelsFor(lrp) },
-      spec: { containers: [{ name: 'opi', image: lrp.image }], nodeName: 'node-1' },
-      status: { phase: 'Running', startTime: new Date().toISOString() },
-    } as never);
-    sim.store.create(events, {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${name}.1`, namespace: NAMESPACE },
-      involvedObject: { kind: 'Pod', name, namespace: NAMESPACE },
-      reason: 'Started',
-      message: 'Started container opi',
-      type: 'Normal',
-    } as never);
-    cache.set(lrp.processGuid, {
-      assignments: { [name]: 0 },
-      instances: [{ index: 0, podName: name, sinceNs: since, state: 'RUNNING' }],
-    });
+/** Waits until a sync has seen `size` Deployments, sampling the worker's RSS meanwhile; the peak. */
+async function awaitSync(state: StateStore, worker: Child, size: number, after: number): Promise<number> {
+  let peak = 0;
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    peak = Math.max(peak, rssBytes(worker.pid));
+    const meta = await state.syncMeta();
+    if (meta && meta.syncedAt > after && meta.deployments === size) {
+      log(`sync of ${size} LRPs, ${meta.pods} pods took ${meta.durationMs} ms`);
+      return peak;
+    }
+    if (worker.proc.exitCode !== null) throw new Error(`worker exited with ${worker.proc.exitCode}`);
+    if (Date.now() > deadline) throw new Error(`no sync of ${size} Deployments within 10 minutes`);
+    await new Promise((r) => setTimeout(r, 100));
   }
-  await state.writeCache(cache, { syncedAt: Date.now(), durationMs: 0, deployments: size, pods: size });
 }
 
 // ---- scenarios -------------------------------------------------------------------------------------
@@ -370,27 +419,31 @@ async function instances(base: string, core: CoreV1Api, size: number): Promise<v
   const path = `/apps/${lrp.guid}/${lrp.version}/instances`;
   const check = await fetch(`${base}${path}`);
   const body = (await check.json()) as { instances?: { state?: string }[] };
-  if (check.status !== 200 || body.instances?.[0]?.state !== 'RUNNING') {
+  const running = body.instances?.filter((i) => i.state === 'RUNNING').length ?? 0;
+  if (check.status !== 200 || running !== podsPer(n)) {
     throw new Error(`GET ${path} answered ${check.status} ${JSON.stringify(body)}`);
   }
   const ours = await load({ url: `${base}${path}`, connections: 1, duration: plan.readSeconds });
   if (ours.bad) throw new Error(`GET instances: ${ours.bad} failed requests`);
+  // What a cache-less server does per lookup: the app's pods by label, then each pod's events (at once).
   const direct = async (): Promise<void> => {
     const pods = await core.listNamespacedPod({
       namespace: NAMESPACE,
       labelSelector: `${LABEL_GUID}=${lrp.guid},${LABEL_VERSION}=${lrp.version}`,
     });
-    if (pods.items.length !== 1) throw new Error(`direct: ${pods.items.length} pods`);
-    for (const p of pods.items) {
-      await core.listNamespacedEvent({
-        namespace: NAMESPACE,
-        fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${p.metadata?.name ?? ''}`,
-      });
-    }
+    if (pods.items.length !== podsPer(n)) throw new Error(`direct: ${pods.items.length} pods`);
+    await Promise.all(
+      pods.items.map((p) =>
+        core.listNamespacedEvent({
+          namespace: NAMESPACE,
+          fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${p.metadata?.name ?? ''}`,
+        }),
+      ),
+    );
   };
   await direct();
   const runs = await timed(direct, plan.podRuns);
-  const label = size >= 1000 ? `${size / 1000}k` : String(size);
+  const label = `${size / 1000}k LRPs, ${podCount(size) / 1000}k pods`;
   faster('GET instances', label, 'p50', ours.p50, percentile(runs, 50), { maxMs: 5, minFactor: 20 });
   faster('GET instances', label, 'p99', ours.p99, percentile(runs, 99), { minFactor: 1 });
 }
@@ -432,6 +485,148 @@ async function ingest(base: string, bare: string): Promise<void> {
     target: '≥ 0.5× bare',
     met: ratio >= 0.5 && o.bad === 0,
     note: `p50 ${o.p50} ms vs ${b.p50} ms; non-2xx/errors: ours ${o.bad}, bare ${b.bad}`,
+  });
+}
+
+const apiScript = join(repo, 'apps/api/dist/main.js');
+const workerScript = join(repo, 'apps/worker/dist/main.js');
+const serviceEnv = (prefix: string): Record<string, string> => ({
+  REDIS_URL,
+  OPI_QUEUE_PREFIX: prefix,
+  OPI_NAMESPACE: NAMESPACE,
+  NODE_ENV: 'production',
+});
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A fresh simulated cluster whose every request takes the planned round trip, and its kubeconfig file. */
+async function convergenceCluster(results: string): Promise<{ sim: Simulator; kubeconfig: string }> {
+  const sim = await startSimulator({ controllers: false, namespaces: [NAMESPACE], seed: 12 });
+  sim.faults.set({ latencyMs: plan.clusterLatencyMs, jitterMs: 0 });
+  const kubeconfig = join(results, 'converge-kubeconfig.yaml');
+  await writeFile(kubeconfig, sim.kubeconfig());
+  return { sim, kubeconfig };
+}
+
+/**
+ * 1,000 desires through the API (autocannon, 64 connections) until every Deployment exists, with
+ * `workers` worker processes on their default concurrency; its own cluster and Redis prefix each time.
+ */
+async function convergeThroughService(results: string, workers: number): Promise<number> {
+  const { sim, kubeconfig } = await convergenceCluster(results);
+  const prefix = `bench-conv-${randomBytes(4).toString('hex')}`;
+  const children: Child[] = [];
+  const redis = new Redis(REDIS_URL);
+  try {
+    const api = await startChild(
+      apiScript,
+      { ...serviceEnv(prefix), PORT: '0', HOST: '127.0.0.1' },
+      join(results, 'converge-api.log'),
+    );
+    children.push(api);
+    for (let i = 0; i < workers; i++) {
+      const env = { ...serviceEnv(prefix), KUBECONFIG: kubeconfig, OPI_METRICS_PORT: '0' };
+      children.push(
+        await startChild(workerScript, env, join(results, `converge-worker-${i}.log`), 'workers started'),
+      );
+    }
+    const deployments = sim.store.registry.get('apps', 'deployments');
+    let n = 0;
+    const started = performance.now();
+    const sent = load({
+      url: `http://127.0.0.1:${api.port}`,
+      connections: 64,
+      amount: plan.convergeCount,
+      headers: { 'content-type': 'application/json' },
+      requests: [
+        {
+          method: 'PUT',
+          setupRequest: (req) => {
+            const guid = uuid(n++, `c${workers}`);
+            return {
+              ...req,
+              path: `/apps/${guid}-${VERSION}`,
+              body: JSON.stringify(desireBody(guid, VERSION)),
+            };
+          },
+        },
+      ],
+    });
+    while (sim.store.count(deployments) < plan.convergeCount) {
+      if (performance.now() - started > 600_000) throw new Error('convergence took over 10 minutes');
+      await sleep(10);
+    }
+    const elapsed = performance.now() - started;
+    const desires = await sent;
+    if (desires.bad) throw new Error(`convergence: ${desires.bad} desires failed`);
+    return elapsed;
+  } finally {
+    for (const c of children) await stopChild(c);
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+    await sim.close();
+  }
+}
+
+/** The same Deployments created straight through client-node at `concurrency`, in a child process. */
+async function convergeDirect(results: string, concurrency: number): Promise<number> {
+  const { sim, kubeconfig } = await convergenceCluster(results);
+  try {
+    const proc = spawn(process.execPath, [join(repo, 'bench/dist/direct-create.js')], {
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        KUBECONFIG: kubeconfig,
+        BENCH_COUNT: String(plan.convergeCount),
+        BENCH_CONCURRENCY: String(concurrency),
+        BENCH_NAMESPACE: NAMESPACE,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null>((r) => proc.once('exit', r));
+    if (code !== 0) throw new Error(`direct-create exited with ${code}`);
+    const deployments = sim.store.registry.get('apps', 'deployments');
+    if (sim.store.count(deployments) !== plan.convergeCount) throw new Error('direct-create fell short');
+    return (JSON.parse(out) as { elapsedMs: number }).elapsedMs;
+  } finally {
+    await sim.close();
+  }
+}
+
+async function convergence(results: string): Promise<void> {
+  const perWorker = 16; // OPI_WORKER_CONCURRENCY's default
+  const one = await convergeThroughService(results, 1);
+  log(`convergence with 1 worker: ${Math.round(one)} ms`);
+  const four = await convergeThroughService(results, 4);
+  log(`convergence with 4 workers: ${Math.round(four)} ms`);
+  const direct = await convergeDirect(results, 4 * perWorker);
+  log(`direct creates at ${4 * perWorker}: ${Math.round(direct)} ms`);
+  const rate = (ms: number): number => plan.convergeCount / (ms / 1000);
+  const size = `${plan.convergeCount} LRPs, cluster round trip ${plan.clusterLatencyMs} ms`;
+  rows.push({
+    scenario: 'convergence: desires → Deployments',
+    size,
+    metric: '4 workers vs 1, LRPs/s',
+    ours: rate(four),
+    baseline: rate(one),
+    unit: 'LRPs/s',
+    ratio: one / four,
+    ratioMeaning: '× one worker',
+    target: '≥ 2.5× one worker',
+    met: one / four >= 2.5,
+  });
+  rows.push({
+    scenario: 'convergence: desires → Deployments',
+    size,
+    metric: `4 workers vs direct creates at ${4 * perWorker}, LRPs/s`,
+    ours: rate(four),
+    baseline: rate(direct),
+    unit: 'LRPs/s',
+    ratio: direct / four,
+    ratioMeaning: '× the direct rate',
+    target: '≥ 0.8× direct',
+    met: direct / four >= 0.8,
+    note: 'ours includes the HTTP desires, the records and the queue',
   });
 }
 
@@ -509,7 +704,16 @@ function fmt(v: number, unit: string): string {
   return `${Math.round(v)} ${unit}`;
 }
 
-const ORDER = ['GET /apps', 'GET instances', 'PUT /apps', 'queue', 'memory: Redis', 'memory: API'];
+const ORDER = [
+  'GET /apps',
+  'GET instances',
+  'PUT /apps',
+  'convergence',
+  'queue',
+  'memory: Redis',
+  'memory: API',
+  'memory: worker',
+];
 
 function table(): string {
   const rank = (r: Row): number => ORDER.findIndex((o) => r.scenario.startsWith(o));
@@ -545,19 +749,17 @@ async function main(): Promise<void> {
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
   const children: Child[] = [];
-  const memory: { size: number; apiRssBytes: number; redisBytesPerLrp: number }[] = [];
+  const memory: {
+    size: number;
+    apiRssBytes: number;
+    workerPeakRssBytes: number;
+    redisBytesPerLrp: number;
+  }[] = [];
   try {
     const redisBefore = await usedMemory(redis);
     const api = await startChild(
-      join(repo, 'apps/api/dist/main.js'),
-      {
-        PORT: '0',
-        HOST: '127.0.0.1',
-        REDIS_URL,
-        OPI_QUEUE_PREFIX: prefix,
-        OPI_NAMESPACE: NAMESPACE,
-        NODE_ENV: 'production',
-      },
+      apiScript,
+      { ...serviceEnv(prefix), PORT: '0', HOST: '127.0.0.1' },
       join(results, 'api.log'),
     );
     children.push(api);
@@ -566,22 +768,41 @@ async function main(): Promise<void> {
     const base = `http://127.0.0.1:${api.port}`;
     const rssIdle = rssBytes(api.pid);
     log(`API pid ${api.pid} on ${base} (child process, LOG_LEVEL info); bare Express on ${bare.port}`);
+    const kubeconfig = join(results, 'kubeconfig.yaml');
+    await writeFile(kubeconfig, sim.kubeconfig());
+    let worker: Child | undefined;
     let seeded = 0;
-    for (const size of plan.appsSizes) {
-      log(`seeding ${seeded} → ${size} LRPs`);
+    for (const size of runs('reads') ? plan.appsSizes : []) {
+      log(`seeding ${seeded} → ${size} LRPs, ${podCount(size)} pods`);
+      const seededAt = Date.now();
       await seed(sim, state, seeded, size);
       seeded = size;
-      if (size === plan.instancesSize) {
-        log(`seeding ${size} pods, events and the instances cache`);
-        await seedPods(sim, state, size);
-      }
+      // One worker process runs the sync, as in production: it lists the cluster and writes the cache.
+      worker ??= await startChild(
+        workerScript,
+        {
+          ...serviceEnv(prefix),
+          KUBECONFIG: kubeconfig,
+          OPI_METRICS_PORT: '0',
+          OPI_SYNC_INTERVAL_MS: '2000',
+        },
+        join(results, 'worker.log'),
+        'workers started',
+      );
+      if (!children.includes(worker)) children.push(worker);
+      const workerPeak = await awaitSync(state, worker, size, seededAt);
       log(`GET /apps at ${size}`);
       await schedulingInfos(base, apps, size);
+      if (size === plan.instancesSize) {
+        log(`instances at ${size}`);
+        await instances(base, core, size);
+      }
       const rss = rssBytes(api.pid);
       const redisPer = ((await usedMemory(redis)) - redisBefore) / size;
-      memory.push({ size, apiRssBytes: rss, redisBytesPerLrp: redisPer });
+      memory.push({ size, apiRssBytes: rss, workerPeakRssBytes: workerPeak, redisBytesPerLrp: redisPer });
       const label = `${size / 1000}k`;
       const requestBytes = JSON.stringify(desireBody(uuid(0, 'be'), VERSION)).length;
+      const big = size >= 100_000;
       rows.push({
         scenario: 'memory: Redis used_memory per LRP',
         size: label,
@@ -591,33 +812,49 @@ async function main(): Promise<void> {
         unit: 'B/LRP',
         ratio: redisPer / requestBytes,
         ratioMeaning: '× the desire body',
-        target: '—',
-        met: undefined,
-        ...(size >= plan.instancesSize
-          ? { note: `includes the instances cache of ${plan.instancesSize}` }
-          : {}),
+        target: '≤ 2 KB',
+        met: redisPer <= 2048,
+        note: 'records, scheduling infos and the instances cache; no job history',
       });
       rows.push({
         scenario: 'memory: API process RSS',
         size: label,
-        metric: 'RSS',
+        metric: 'RSS after GET /apps',
         ours: rss,
         baseline: rssIdle,
         unit: 'B',
         ratio: rss / rssIdle,
         ratioMeaning: '× idle RSS',
-        target: '—',
-        met: undefined,
+        target: big ? '≤ 250 MB' : '—',
+        met: big ? rss <= 250e6 : undefined,
       });
-      if (size === plan.instancesSize) {
-        log(`instances at ${size}`);
-        await instances(base, core, size);
-      }
+      rows.push({
+        scenario: 'memory: worker process RSS',
+        size: label,
+        metric: 'peak RSS during sync',
+        ours: workerPeak,
+        baseline: rssIdle,
+        unit: 'B',
+        ratio: workerPeak / rssIdle,
+        ratioMeaning: '× idle API RSS',
+        target: big ? '≤ 250 MB' : '—',
+        met: big ? workerPeak <= 250e6 : undefined,
+      });
     }
-    log('desire ingest');
-    await ingest(base, `http://127.0.0.1:${bare.port}`);
-    log('queue overhead');
-    await queueOverhead(prefix);
+    // Nothing may converge the ingest's new desires into this cluster while it is measured.
+    if (worker) await stopChild(worker);
+    if (runs('ingest')) {
+      log('desire ingest');
+      await ingest(base, `http://127.0.0.1:${bare.port}`);
+    }
+    if (runs('queue')) {
+      log('queue overhead');
+      await queueOverhead(prefix);
+    }
+    if (runs('convergence')) {
+      log('convergence');
+      await convergence(results);
+    }
     const out = table();
     process.stdout.write(
       `\nOPI bench (${quick ? 'quick' : 'full'}; API as a child process; ${cpus().length} CPUs; ` +

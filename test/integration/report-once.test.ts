@@ -1,7 +1,8 @@
 /**
  * A task's completion reaches CC once even when marking it reported fails after CC took it (found by the
  * chaos suite: a cluster answering 5xx to the Job's annotation failed the report job, and its retry
- * posted the completion a second time). Real Redis, the in-memory Kubernetes fake and a fake CC.
+ * posted the completion a second time), and a task still running when Redis was flushed is listed again
+ * (it vanished from GET /tasks until its Job ended). Real Redis, the in-memory Kubernetes fake, a fake CC.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -12,6 +13,7 @@ import { JobProducer, workerConnection } from '@opi/queue';
 import { StateStore, TaskStore } from '@opi/state';
 import { taskJobName, taskToJob } from '@opi/translation';
 import type { HandlerDeps } from '../../apps/worker/src/index.js';
+import { syncJobs } from '../../apps/worker/src/handlers/sync-jobs.js';
 import { REPORTED_ANNOTATION, reportTask } from '../../apps/worker/src/handlers/tasks.js';
 import { sampleTask } from '../../libs/translation/src/job.fixture.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
@@ -34,7 +36,7 @@ class FlakyAnnotations extends FakeKubernetes {
   }
 }
 
-describe('report-task after CC took the completion', () => {
+describe('task reports and records under faults', () => {
   let redis: Redis;
   let cc: FakeCc;
   let producer: JobProducer;
@@ -94,5 +96,18 @@ describe('report-task after CC took the completion', () => {
     ).toBeTruthy();
     expect((await deps.tasks.getTask(guid))?.reported).toBe(true);
     expect(await deps.tasks.unreportedTaskGuids()).not.toContain(guid);
+  });
+
+  it('after a Redis flush, the sync rebuilds a running task from its Job, so GET /tasks lists it again', async () => {
+    const kube = new FlakyAnnotations();
+    const { deps, guid } = await setUp(kube);
+    await redis.del(deps.tasks.keys.task(guid));
+    await redis.srem(deps.tasks.keys.tasks, guid);
+    await syncJobs(deps, []);
+    expect(await deps.tasks.unreportedTaskGuids()).toContain(guid);
+    const rec = await deps.tasks.getTask(guid);
+    expect(rec?.task.completionCallback).toBe(`${cc.url}/internal/v4/tasks/${guid}/completed`);
+    expect(rec?.outcome).toBeUndefined();
+    expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(0);
   });
 });

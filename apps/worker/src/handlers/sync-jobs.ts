@@ -96,16 +96,19 @@ export async function syncJobs(deps: HandlerDeps, jobPods: readonly Pod[]): Prom
     taskJobNames.add(job.metadata.name);
     if (await handleReported(job)) continue;
     const taskGuid = job.metadata.annotations?.[ANNOTATION_TASK_GUID];
-    if (!taskGuid || !jobFinished(job)) continue;
-    const outcome = taskOutcome(job, podsOf.get(`${job.metadata.namespace}/${job.metadata.name}`) ?? []);
-    if (!outcome) continue;
+    if (!taskGuid) continue;
     let rec: TaskRecord | undefined = await tasks.getTask(taskGuid);
     if (!rec) {
+      // Redis lost it (a flush): rebuilt from the Job whether it still runs or not, so that GET /tasks
+      // lists a running task again (CC fails running tasks the OPI no longer lists) and its end is told.
       const task = taskFromJob(job, taskGuid);
       if (!task) continue;
       await tasks.createTask(task);
       deps.logger.info({ taskGuid }, 'task record rebuilt from its Job');
     }
+    if (!jobFinished(job)) continue;
+    const outcome = taskOutcome(job, podsOf.get(`${job.metadata.namespace}/${job.metadata.name}`) ?? []);
+    if (!outcome) continue;
     rec = await tasks.setTaskOutcome(taskGuid, outcome);
     if (rec?.reported) {
       // Reported, but the worker died before marking the Job: mark it now, or a Redis that loses the

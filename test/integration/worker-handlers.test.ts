@@ -758,6 +758,31 @@ describe('converge-lrp: Kubernetes errors', () => {
     expect(await pdbOf(e, lrp)).toBeUndefined();
   });
 
+  it('creates a fresh desire with a single call, reading nothing first', async () => {
+    const e = newEnv();
+    const { registry: _r, ...lrp } = newLrp();
+    await e.store.desire({ ...lrp, instances: 1 });
+    const before = e.kube.calls.length;
+
+    await expect(convergeLrp(e.deps, lrp.processGuid, { fresh: true })).resolves.toMatch(/^created/);
+
+    expect(e.kube.calls.slice(before).map((c) => `${c.verb} ${c.resource}`)).toEqual(['create deployments']);
+  });
+
+  it('converges as without the hint when "fresh" is wrong (the Deployment exists, older)', async () => {
+    const e = newEnv();
+    const lrp = newLrp();
+    await desireAndConverge(e, lrp);
+    const updated = await e.store.update(lrp.processGuid, { instances: 1, annotation: 'scaled down' });
+
+    await expect(convergeLrp(e.deps, lrp.processGuid, { fresh: true })).resolves.toMatch(/^updated/);
+
+    const d = (await deploymentOf(e, lrp))!;
+    expect(d.spec!.replicas).toBe(1);
+    expect(d.metadata.annotations![ANNOTATION_GENERATION]).toBe(String(updated!.generation));
+    expect(await pdbOf(e, lrp)).toBeUndefined();
+  });
+
   it('removes the Secret on the retry when its delete failed after a desire without credentials', async () => {
     const e = newEnv();
     const lrp = newLrp();

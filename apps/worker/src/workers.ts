@@ -39,7 +39,7 @@ type Handlers = {
 
 /** Every registered job has its handler here; the compiler refuses a job without one. */
 const HANDLERS: Handlers = {
-  convergeLrp: (deps, _o, p) => convergeLrp(deps, p.processGuid),
+  convergeLrp: (deps, _o, p) => convergeLrp(deps, p.processGuid, { fresh: p.fresh === true }),
   stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName),
   syncCluster: async (deps, opts) =>
     (await syncCluster(deps, opts.syncLockTtlMs)) ?? 'skipped: another sync is running',

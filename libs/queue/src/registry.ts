@@ -26,7 +26,9 @@ export const JOBS = {
   convergeLrp: {
     name: 'converge-lrp',
     queue: QUEUE_NAMES.lrp,
-    schema: z.object({ processGuid }),
+    // `fresh`: the request made the LRP desired from nothing (or from a stop), so its Deployment most
+    // likely does not exist yet: the converge creates first instead of reading first. Only a hint.
+    schema: z.object({ processGuid, fresh: z.boolean().optional() }),
   },
   stopInstance: {
     name: 'stop-instance',

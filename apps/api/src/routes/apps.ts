@@ -72,7 +72,7 @@ export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): 
     req.log.info({ processGuid: lrp.processGuid, generation, changed }, 'lrp desired');
     if (changed)
       await enqueue(req, 'converge', () =>
-        producer.convergeLrp({ processGuid: lrp.processGuid }, `g${generation}`),
+        producer.convergeLrp({ processGuid: lrp.processGuid, fresh: true }, `g${generation}`),
       );
     res.status(202).end();
   });

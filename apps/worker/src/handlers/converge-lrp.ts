@@ -22,23 +22,35 @@ import type { HandlerDeps } from '../deps.js';
 /** Runs of one converge when writes meet Conflicts (another converge of the same LRP wrote in between). */
 const CONFLICT_ATTEMPTS = 3;
 
-export async function convergeLrp(deps: HandlerDeps, processGuid: string): Promise<string> {
+export interface ConvergeHints {
+  /**
+   * The LRP was just desired from nothing: create before reading (one call instead of two), and skip
+   * removing a Secret and PDB that cannot exist yet. Wrong hints cost a call, never correctness.
+   */
+  fresh?: boolean;
+}
+
+export async function convergeLrp(
+  deps: HandlerDeps,
+  processGuid: string,
+  hints: ConvergeHints = {},
+): Promise<string> {
   // A Conflict means someone else wrote since we read: start again from the record, never from the
   // object alone (the other writer may have applied a newer record than ours).
   for (let attempt = 1; ; attempt++) {
     try {
-      return await convergeOnce(deps, processGuid);
+      return await convergeOnce(deps, processGuid, attempt === 1 && hints.fresh === true);
     } catch (err) {
       if (!(err instanceof ConflictError) || attempt >= CONFLICT_ATTEMPTS) throw err;
     }
   }
 }
 
-async function convergeOnce(deps: HandlerDeps, processGuid: string): Promise<string> {
+async function convergeOnce(deps: HandlerDeps, processGuid: string, fresh: boolean): Promise<string> {
   const record = await deps.store.get(processGuid);
   if (!record) return 'no record (the sync rebuilds or it expired)';
   if (record.state === 'stopped') return stop(deps, record);
-  return apply(deps, record.lrp, record.generation);
+  return apply(deps, record.lrp, record.generation, fresh);
 }
 
 async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stopped' }>): Promise<string> {
@@ -63,7 +75,12 @@ async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stop
   return `stopped: ${found.items.length} deployment(s) deleted`;
 }
 
-async function apply(deps: HandlerDeps, lrp: DesiredLrp, generation: number): Promise<string> {
+async function apply(
+  deps: HandlerDeps,
+  lrp: DesiredLrp,
+  generation: number,
+  fresh: boolean,
+): Promise<string> {
   const { kube } = deps;
   const ns = lrp.namespace;
   const name = workloadName(lrp);
@@ -77,7 +94,7 @@ async function apply(deps: HandlerDeps, lrp: DesiredLrp, generation: number): Pr
   const secret = registrySecret(lrp);
   if (secret) await upsertSecret(kube, ns, secret.metadata.name, secret);
 
-  let deployment = await kube.getDeployment(ns, name);
+  let deployment = fresh ? undefined : await kube.getDeployment(ns, name);
   let action = 'unchanged';
   if (!deployment) {
     try {
@@ -109,8 +126,11 @@ async function apply(deps: HandlerDeps, lrp: DesiredLrp, generation: number): Pr
         },
       });
     }
-  } else {
-    // Whatever the action: a retry after a failed delete finds the Deployment already up to date.
+  } else if (!(fresh && action === 'created')) {
+    // Whatever the action: a retry after a failed delete finds the Deployment already up to date. Only a
+    // Deployment just created for a fresh desire skips it: a Secret of an earlier generation was owned
+    // by an earlier Deployment (collected with it) or deleted by the stop in between. (One created just
+    // before a worker died, never owned, stays until the stop; it holds this app's own credentials.)
     await kube.deleteSecret(ns, registrySecretName(lrp));
   }
 
@@ -125,8 +145,9 @@ async function apply(deps: HandlerDeps, lrp: DesiredLrp, generation: number): Pr
         if (!(err instanceof AlreadyExistsError)) throw err;
       }
     }
-  } else {
-    // Likewise: not only after a change, or a retry would leave the PDB of a scale-down behind.
+  } else if (action !== 'created') {
+    // Likewise: not only after a change, or a retry would leave the PDB of a scale-down behind. A PDB is
+    // only ever created owned by a Deployment, so none but a doomed one can exist next to a new one.
     await kube.deletePodDisruptionBudget(ns, name);
   }
   return `${action} deployment ${ns}/${name} (generation ${generation})`;

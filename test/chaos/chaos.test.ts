@@ -356,7 +356,9 @@ async function runSeed(seed: number): Promise<void> {
   };
   for (let i = 0; i < WORKERS; i++) addWorker();
 
-  const stats = { workerKills: 0, redisRestarts: 0, redisFlushes: 0, ccDownMs: 0, passes: 0, resubmitted: 0 };
+  const stats = { workerKills: 0, redisRestarts: 0, redisFlushes: 0, ccDownMs: 0, passes: 0 };
+  /** Tasks CC had handed over (202) that GET /tasks later no longer listed, unreported: CC re-submitted them. */
+  const vanished = new Set<string>();
   let stopAll = false;
   const pending: Promise<void>[] = [];
 
@@ -456,7 +458,7 @@ async function runSeed(seed: number): Promise<void> {
       const got = deliveries(cc);
       const todo = tasks.filter((x) => x.created && !listed.has(x.guid) && !got.has(x.guid));
       await pool(todo, 8, async (x) => {
-        if (x.accepted) stats.resubmitted++;
+        if (x.accepted) vanished.add(x.guid);
         x.posts++;
         x.accepted = (await request(base, 'POST', `/tasks/${x.guid}`, taskBody(cc, x))).status === 202;
       });
@@ -564,16 +566,34 @@ async function runSeed(seed: number): Promise<void> {
 
     const deadline = Date.now() + CONVERGE_TIMEOUT_MS;
     let c = await count(seed, model, tasks, cc, appsApi);
+    let lastReport = Date.now();
     while (!converged(c) && Date.now() < deadline) {
       await pass();
       await sleep(2000);
       c = await count(seed, model, tasks, cc, appsApi);
+      if (Date.now() - lastReport > 30_000) {
+        lastReport = Date.now();
+        say(
+          `converging: lost ${c.lost}, wrong spec ${c.wrongSpec}, leftover ${c.leftover}, missing callbacks ${c.missing}`,
+        );
+      }
     }
     // Late duplicates: several more syncs and report retries get their chance.
     await sleep(8 * SYNC_MS);
     await pass();
     c = await count(seed, model, tasks, cc, appsApi);
 
+    const deployed = await clusterDeployments(appsApi);
+    for (const a of model) {
+      const d = deployed.get(a.pg)?.[0];
+      if (a.wanted !== 'running' || !d) continue;
+      if (d.replicas === a.instances && d.image === a.image && d.annotation === a.annotation) continue;
+      const rec = await request(base, 'GET', `/apps/${a.guid}/${a.version}`);
+      say(
+        `wrong spec ${a.pg}: CC wants ${a.instances} × ${a.image} @ ${a.annotation}; the Deployment has` +
+          ` ${d.replicas} × ${d.image} @ ${d.annotation}; GET /apps/:guid/:version ${rec.status} ${rec.text}`,
+      );
+    }
     const got = deliveries(cc);
     for (const t of tasks.filter((x) => (got.get(x.guid) ?? 0) > 1)) {
       const statuses = cc.calls
@@ -592,7 +612,7 @@ async function runSeed(seed: number): Promise<void> {
           ` stopped ${c.stopped}, leftover ${c.leftover}, duplicate Deployments ${c.duplicateDeployments},` +
           ` unknown Deployments ${c.unknownDeployments}`,
         `  tasks: ${c.tasks}, callbacks once ${c.callbacksOnce}, missing ${c.missing}, duplicated ${c.duplicated},` +
-          ` callbacks for unknown tasks ${c.unknownCallbacks}, re-submitted after vanishing ${stats.resubmitted}`,
+          ` callbacks for unknown tasks ${c.unknownCallbacks}, vanished from GET /tasks and re-submitted ${vanished.size}`,
         `  chaos: worker SIGKILLs ${stats.workerKills}, Redis restarts ${stats.redisRestarts}, Redis flushes` +
           ` ${stats.redisFlushes}, CC down ${Math.round(stats.ccDownMs / 1000)}s, cluster errors` +
           ` ${sim.faults.injected.errors}, drops ${sim.faults.injected.drops}, conflicts` +

@@ -221,7 +221,7 @@ describe('PUT /apps/:process_guid (desire)', () => {
     });
     const jobs = await convergeJobs(lrp);
     expect(jobs).toHaveLength(1);
-    expect(jobs[0]?.data).toEqual({ processGuid: lrp.processGuid });
+    expect(jobs[0]?.data).toEqual({ processGuid: lrp.processGuid, fresh: true });
   });
 
   it('answers 202 to a re-desire without changing the record or enqueueing again', async () => {

@@ -16,6 +16,7 @@ import { type AppRoutesDeps, appRoutes } from './routes/apps.js';
 import { type TaskRoutesDeps, taskRoutes } from './routes/tasks.js';
 import { type BackPressureOptions, backPressure, rateLimitPerClient } from './limits.js';
 import { requireBearerToken } from './security.js';
+import { factsOf, requestSerializer, responseSerializer } from './request-log.js';
 
 export interface AppDeps extends AppRoutesDeps, TaskRoutesDeps {
   logger: Logger;
@@ -45,6 +46,8 @@ function baseApp(logger: Logger): Express {
       logger,
       // Probes and scrapes come every few seconds and say nothing new.
       autoLogging: { ignore: (req) => isProbe(req.url) },
+      serializers: { req: requestSerializer, res: responseSerializer },
+      customProps: factsOf,
       genReqId: (req, res) => {
         const incoming = req.headers['x-request-id'];
         const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();

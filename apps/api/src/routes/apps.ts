@@ -19,6 +19,7 @@ import { type JobProducer, QUEUE_NAMES } from '@opi/queue';
 import type { StateStore } from '@opi/state';
 import { type QueueGuard, backPressure } from '../limits.js';
 import { parseBody } from '../parse.js';
+import { logFacts } from '../request-log.js';
 
 export interface AppRoutesDeps {
   store: StateStore;
@@ -69,7 +70,7 @@ export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): 
     }
     const lrp = toDesiredLrp(body, defaults);
     const { changed, generation } = await store.desire(lrp);
-    req.log.info({ processGuid: lrp.processGuid, generation, changed }, 'lrp desired');
+    logFacts(res, { processGuid: lrp.processGuid, generation, changed, did: 'lrp desired' });
     if (changed)
       await enqueue(req, 'converge', () =>
         producer.convergeLrp({ processGuid: lrp.processGuid, fresh: true }, `g${generation}`),
@@ -94,7 +95,7 @@ export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): 
       image: body.update.image,
     });
     if (!updated) throw new NotFoundError(`no LRP with process guid ${processGuid}`);
-    req.log.info({ processGuid, generation: updated.generation }, 'lrp updated');
+    logFacts(res, { processGuid, generation: updated.generation, did: 'lrp updated' });
     await enqueue(req, 'converge', () => producer.convergeLrp({ processGuid }, `g${updated.generation}`));
     res.status(200).json({});
   });
@@ -117,7 +118,7 @@ export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): 
   r.put('/apps/:guid/:version/stop', full, async (req, res) => {
     const { guid, version, processGuid } = lrpIdentity(req);
     const { generation, existed } = await store.stop(processGuid, guid, version);
-    req.log.info({ processGuid, generation, existed }, 'lrp stopped');
+    logFacts(res, { processGuid, generation, existed, did: 'lrp stopped' });
     await enqueue(req, 'converge', () => producer.convergeLrp({ processGuid }, `g${generation}`));
     res.status(200).json({});
   });
@@ -137,9 +138,9 @@ export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): 
     const podName = Object.entries(cached?.assignments ?? {}).find(([, i]) => i === index)?.[0];
     if (podName) {
       await producer.stopInstance({ processGuid, index, podName });
-      req.log.info({ processGuid, index, podName }, 'instance restart requested');
+      logFacts(res, { processGuid, index, podName, did: 'instance restart requested' });
     } else {
-      req.log.info({ processGuid, index }, 'instance not running; nothing to restart');
+      logFacts(res, { processGuid, index, did: 'nothing to restart: instance not running' });
     }
     res.status(200).json({});
   });

@@ -18,6 +18,7 @@ import { type JobProducer, QUEUE_NAMES } from '@opi/queue';
 import type { TaskStore } from '@opi/state';
 import { type QueueGuard, backPressure } from '../limits.js';
 import { parseBody } from '../parse.js';
+import { logFacts } from '../request-log.js';
 
 export interface TaskRoutesDeps {
   tasks: TaskStore;
@@ -42,7 +43,7 @@ export function taskRoutes({ tasks, producer, defaults, guard }: TaskRoutesDeps)
     const taskGuid = guidParam(req, 'task_guid');
     const body = parseBody(taskRequestSchema, req.body, 'task request');
     const created = await tasks.createTask(toDesiredTask(taskGuid, body, defaults));
-    req.log.info({ taskGuid, created }, 'task desired');
+    logFacts(res, { taskGuid, created, did: 'task desired' });
     // Posting the same task twice runs it once: the record exists, and the job id is the task guid.
     if (created) await producer.runTask(taskGuid);
     res.status(202).end();
@@ -70,7 +71,7 @@ export function taskRoutes({ tasks, producer, defaults, guard }: TaskRoutesDeps)
       res.status(404).json({ message: `task ${taskGuid} not found` });
       return;
     }
-    req.log.info({ taskGuid }, 'task cancel requested');
+    logFacts(res, { taskGuid, did: 'task cancel requested' });
     await producer.cancelTask(taskGuid);
     res.status(204).end();
   });
@@ -82,10 +83,12 @@ export function taskRoutes({ tasks, producer, defaults, guard }: TaskRoutesDeps)
       throw new ValidationError('staging_guid in the path does not match the body');
     }
     const created = await tasks.createStaging(toDesiredStaging(stagingGuid, body, defaults));
-    req.log.info(
-      { stagingGuid, created, lifecycle: body.lifecycle.docker_lifecycle ? 'docker' : 'buildpack' },
-      'staging requested',
-    );
+    logFacts(res, {
+      stagingGuid,
+      created,
+      lifecycle: body.lifecycle.docker_lifecycle ? 'docker' : 'buildpack',
+      did: 'staging requested',
+    });
     if (created) await producer.stage(stagingGuid);
     res.status(202).end();
   });

@@ -2,6 +2,60 @@
  * Lua scripts, so each change of a record is atomic without WATCH (which is per connection and would be
  * shared by concurrent requests on the API's one connection).
  */
+import { createHash } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+
+const shas = new Map<string, string>();
+
+/**
+ * Runs a script by its SHA1 (EVALSHA), sending its text only the first time a server lacks it (after a
+ * restart or a flush, NOSCRIPT): the text of every script on every request was a measurable share of
+ * Redis' work and of the API's bytes on the wire.
+ */
+export async function runScript(
+  redis: Redis | Cluster,
+  lua: string,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  let sha = shas.get(lua);
+  if (!sha) {
+    sha = createHash('sha1').update(lua).digest('hex');
+    shas.set(lua, sha);
+  }
+  try {
+    return await redis.evalsha(sha, keys.length, ...keys, ...args);
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+    return redis.eval(lua, keys.length, ...keys, ...args);
+  }
+}
+
+/**
+ * Records a desire unless the LRP is already desired, with its generation, in one round trip (it was
+ * three: read, next generation, compare-and-set). The generation is as NEXT_GENERATION's.
+ * KEYS: record, lrps set, sched hash, generation counter. ARGV: the desired LRP as JSON, process guid,
+ * sched entry, generation floor. Answers {1, generation} when recorded, {0, generation} when already
+ * desired.
+ */
+export const DESIRE = `
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local rec = cjson.decode(cur)
+  if rec['state'] == 'desired' then return {0, string.format('%.0f', rec['generation'])} end
+end
+local g = redis.call('INCR', KEYS[4])
+local floor = tonumber(ARGV[4])
+if g < floor then
+  redis.call('SET', KEYS[4], ARGV[4])
+  g = floor
+end
+local gs = string.format('%.0f', g)
+redis.call('SET', KEYS[1], '{"state":"desired","lrp":' .. ARGV[1] .. ',"generation":' .. gs .. '}')
+redis.call('SADD', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+return {1, gs}
+`;
 
 /**
  * Compare-and-set of a record, maintaining the set of records and the scheduling infos.
@@ -79,4 +133,10 @@ if g < floor then
   return floor
 end
 return g
+`;
+
+/** Releases a lock only if this owner still holds it. KEYS: lock. ARGV: owner. */
+export const RELEASE_LOCK = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 `;

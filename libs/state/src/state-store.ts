@@ -13,7 +13,15 @@ import type { Cluster, Redis } from 'ioredis';
 import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
 import { type Keys, keys } from './keys.js';
-import { CAS_RECORD, EXPIRE_IF_UNCHANGED, NEXT_GENERATION, SHOW_EXISTING } from './scripts.js';
+import {
+  CAS_RECORD,
+  DESIRE,
+  EXPIRE_IF_UNCHANGED,
+  NEXT_GENERATION,
+  RELEASE_LOCK,
+  SHOW_EXISTING,
+  runScript,
+} from './scripts.js';
 
 export interface CachedInstances {
   /** podName → instance index (the stable index rule lives in @opi/translation). */
@@ -64,24 +72,18 @@ export class StateStore {
     sched: 'set' | 'del' | 'keep',
     entry = '',
   ): Promise<boolean> {
-    const r = await this.redis.eval(
+    const r = await runScript(
+      this.redis,
       CAS_RECORD,
-      3,
-      this.keys.lrp(processGuid),
-      this.keys.lrps,
-      this.keys.sched,
-      expected,
-      JSON.stringify(next),
-      processGuid,
-      sched,
-      entry,
+      [this.keys.lrp(processGuid), this.keys.lrps, this.keys.sched],
+      [expected, JSON.stringify(next), processGuid, sched, entry],
     );
     return r === 1;
   }
 
   private async nextGeneration(): Promise<number> {
     const floor = String(Date.now() * 1000);
-    return Number(await this.redis.eval(NEXT_GENERATION, 1, this.keys.generation, floor));
+    return Number(await runScript(this.redis, NEXT_GENERATION, [this.keys.generation], [floor]));
   }
 
   private async raw(processGuid: string): Promise<string> {
@@ -95,17 +97,13 @@ export class StateStore {
 
   /** Records a desire. An LRP that is already desired is left as it is (CC's re-desire is a no-op). */
   async desire(lrp: DesiredLrp): Promise<{ changed: boolean; generation: number }> {
-    for (;;) {
-      const raw = await this.raw(lrp.processGuid);
-      if (raw) {
-        const cur = JSON.parse(raw) as LrpRecord;
-        if (cur.state === 'desired') return { changed: false, generation: cur.generation };
-      }
-      const generation = await this.nextGeneration();
-      if (await this.cas(lrp.processGuid, raw, { state: 'desired', lrp, generation }, 'set', schedOf(lrp))) {
-        return { changed: true, generation };
-      }
-    }
+    const [changed, generation] = (await runScript(
+      this.redis,
+      DESIRE,
+      [this.keys.lrp(lrp.processGuid), this.keys.lrps, this.keys.sched, this.keys.generation],
+      [JSON.stringify(lrp), lrp.processGuid, schedOf(lrp), String(Date.now() * 1000)],
+    )) as [number, string];
+    return { changed: changed === 1, generation: Number(generation) };
   }
 
   /** Updates instances, annotation and (when given and not empty) image; undefined if not desired. */
@@ -175,12 +173,11 @@ export class StateStore {
     if (!raw) return;
     const cur = JSON.parse(raw) as LrpRecord;
     if (cur.state !== 'stopped' || cur.generation !== generation) return;
-    await this.redis.eval(
+    await runScript(
+      this.redis,
       EXPIRE_IF_UNCHANGED,
-      1,
-      this.keys.lrp(processGuid),
-      raw,
-      String(TOMBSTONE_TTL_SECONDS),
+      [this.keys.lrp(processGuid)],
+      [raw, String(TOMBSTONE_TTL_SECONDS)],
     );
   }
 
@@ -224,12 +221,11 @@ export class StateStore {
     const changes: [string, string][] = [...entries, ...drop.map((pg): [string, string] => [pg, ''])];
     for (let i = 0; i < changes.length; i += 500) {
       const chunk = changes.slice(i, i + 500);
-      await this.redis.eval(
+      await runScript(
+        this.redis,
         SHOW_EXISTING,
-        chunk.length + 1,
-        this.keys.sched,
-        ...chunk.map(([pg]) => this.keys.lrp(pg)),
-        ...chunk.flat(),
+        [this.keys.sched, ...chunk.map(([pg]) => this.keys.lrp(pg))],
+        chunk.flat(),
       );
     }
   }
@@ -307,12 +303,7 @@ export class StateStore {
     const ok = await this.redis.set(this.keys.syncLock, owner, 'PX', ttlMs, 'NX');
     if (ok !== 'OK') return undefined;
     return async () => {
-      await this.redis.eval(
-        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-        1,
-        this.keys.syncLock,
-        owner,
-      );
+      await runScript(this.redis, RELEASE_LOCK, [this.keys.syncLock], [owner]);
     };
   }
 }

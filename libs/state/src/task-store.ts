@@ -7,7 +7,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { DesiredStaging, DesiredTask, StagingOutcome, TaskOutcome } from '@opi/domain';
 import { type Keys, keys } from './keys.js';
-import { CAS_WITH_SET } from './scripts.js';
+import { CAS_WITH_SET, runScript } from './scripts.js';
 
 export interface TaskRecord {
   task: DesiredTask;
@@ -46,16 +46,11 @@ export class TaskStore {
     setOp: 'add' | 'rem' | 'none',
     ttl = 0,
   ): Promise<boolean> {
-    const r = await this.redis.eval(
+    const r = await runScript(
+      this.redis,
       CAS_WITH_SET,
-      2,
-      key,
-      this.keys.tasks,
-      expected,
-      JSON.stringify(next),
-      member,
-      setOp,
-      String(ttl),
+      [key, this.keys.tasks],
+      [expected, JSON.stringify(next), member, setOp, String(ttl)],
     );
     return r === 1;
   }

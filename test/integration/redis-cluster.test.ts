@@ -218,7 +218,9 @@ describeWithRedis('on a Redis Cluster with the prefix {opi}', () => {
       await tasks.markStagingReported(staging.stagingGuid);
 
       // Every script of scripts.ts ran on the Cluster (a script run by EVAL or loaded after NOSCRIPT is cached on the node it ran on).
-      const scripts = Object.entries(SCRIPTS).filter((e): e is [string, string] => typeof e[1] === 'string');
+      const scripts = Object.entries(SCRIPTS).flatMap(([name, v]): [string, string][] =>
+        typeof v === 'string' ? [[name, v]] : [],
+      );
       const shas = scripts.map(([, lua]) => sha1(lua));
       const exists = await Promise.all(
         redis.nodes('master').map((n) => n.script('EXISTS', ...shas) as Promise<number[]>),

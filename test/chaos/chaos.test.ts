@@ -356,7 +356,7 @@ async function runSeed(seed: number): Promise<void> {
   };
   for (let i = 0; i < WORKERS; i++) addWorker();
 
-  const stats = { workerKills: 0, redisRestarts: 0, redisFlushes: 0, ccDownMs: 0, passes: 0 };
+  const stats = { workerKills: 0, redisRestarts: 0, redisFlushes: 0, ccDownMs: 0, passes: 0, aofLost: 0 };
   /** Tasks CC had handed over (202) that GET /tasks later no longer listed, unreported: CC re-submitted them. */
   const vanished = new Set<string>();
   let stopAll = false;
@@ -486,11 +486,15 @@ async function runSeed(seed: number): Promise<void> {
         }
         case 'redis-restart':
           return onRedis(async () => {
+            // A canary written just before the kill must come back from the AOF.
+            const canary = `chaos-canary-${stats.redisRestarts}`;
+            await redis.withClient((c) => c.set(canary, 'alive'));
             await redis.kill();
             say(`redis SIGKILLed, down ${Math.round(a.downMs)} ms`);
             await sleep(a.downMs);
             await redis.start();
             stats.redisRestarts++;
+            if ((await redis.withClient((c) => c.get(canary))) !== 'alive') stats.aofLost++;
           });
         case 'redis-flush':
           return onRedis(async () => {
@@ -614,7 +618,7 @@ async function runSeed(seed: number): Promise<void> {
         `  tasks: ${c.tasks}, callbacks once ${c.callbacksOnce}, missing ${c.missing}, duplicated ${c.duplicated},` +
           ` callbacks for unknown tasks ${c.unknownCallbacks}, vanished from GET /tasks and re-submitted ${vanished.size}`,
         `  chaos: worker SIGKILLs ${stats.workerKills}, Redis restarts ${stats.redisRestarts}, Redis flushes` +
-          ` ${stats.redisFlushes}, CC down ${Math.round(stats.ccDownMs / 1000)}s, cluster errors` +
+          ` ${stats.redisFlushes}, writes the AOF lost ${stats.aofLost}, CC down ${Math.round(stats.ccDownMs / 1000)}s, cluster errors` +
           ` ${sim.faults.injected.errors}, drops ${sim.faults.injected.drops}, conflicts` +
           ` ${sim.faults.injected.conflicts}, watches cut ${sim.faults.injected.watchesCut}, CC passes ${stats.passes},` +
           ` API died ${apiDied}, workers exited by themselves ${selfExits}`,
@@ -630,6 +634,7 @@ async function runSeed(seed: number): Promise<void> {
       duplicated: c.duplicated,
       unknownCallbacks: c.unknownCallbacks,
       apiDied,
+      aofLost: stats.aofLost,
     }).toEqual({
       lost: 0,
       wrongSpec: 0,
@@ -640,6 +645,7 @@ async function runSeed(seed: number): Promise<void> {
       duplicated: 0,
       unknownCallbacks: 0,
       apiDied: false,
+      aofLost: 0,
     });
   } finally {
     stopAll = true;

@@ -36,6 +36,8 @@ export interface PrivateRedis {
   /** Starts again on the same port and directory (reloading the AOF); resolves once it answers PING. */
   start(): Promise<void>;
   flushAll(): Promise<void>;
+  /** Runs `fn` on a fresh connection, closed afterwards. */
+  withClient<T>(fn: (c: Redis) => Promise<T>): Promise<T>;
   running(): boolean;
   close(): Promise<void>;
 }
@@ -106,6 +108,15 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     await exited(p);
   };
 
+  const withClient = async <T>(fn: (c: Redis) => Promise<T>): Promise<T> => {
+    const c = new Redis({ port, host: '127.0.0.1' });
+    try {
+      return await fn(c);
+    } finally {
+      c.disconnect();
+    }
+  };
+
   await start();
   return {
     port,
@@ -115,13 +126,9 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     start,
     running: () => proc !== undefined,
     flushAll: async () => {
-      const c = new Redis({ port, host: '127.0.0.1' });
-      try {
-        await c.flushall();
-      } finally {
-        c.disconnect();
-      }
+      await withClient((c) => c.flushall());
     },
+    withClient,
     close: async () => {
       await kill();
       await rm(dir, { recursive: true, force: true });

@@ -53,7 +53,7 @@ const plan = quick
       podRuns: 30,
       jobs: 2000,
       convergeCount: 1000,
-      clusterLatencyMs: 5,
+      clusterLatencyMs: 50,
     }
   : {
       appsSizes: [1000, 10_000, 100_000],
@@ -64,7 +64,7 @@ const plan = quick
       podRuns: 100,
       jobs: 10_000,
       convergeCount: 1000,
-      clusterLatencyMs: 5,
+      clusterLatencyMs: 50,
     };
 
 interface Row {
@@ -448,13 +448,18 @@ async function instances(base: string, core: CoreV1Api, size: number): Promise<v
   faster('GET instances', label, 'p99', ours.p99, percentile(runs, 99), { minFactor: 1 });
 }
 
+/**
+ * Desires at 64 connections, against the bare handler. The two alternate in three rounds and the median
+ * of the rounds' ratios is taken, so a neighbour's load that comes and goes hits both sides alike.
+ */
 async function ingest(base: string, bare: string): Promise<void> {
   let counter = 0;
   const salt = randomBytes(3).toString('hex');
+  const rounds = 3;
   const opts = (url: string): autocannon.Options => ({
     url,
     connections: 64,
-    duration: plan.ingestSeconds,
+    duration: Math.max(1, Math.round(plan.ingestSeconds / rounds)),
     headers: { 'content-type': 'application/json' },
     requests: [
       {
@@ -470,21 +475,30 @@ async function ingest(base: string, bare: string): Promise<void> {
       },
     ],
   });
-  const b = await load(opts(bare));
-  const o = await load(opts(base));
-  const ratio = o.rps / b.rps;
+  const results: { b: Load; o: Load }[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const b = await load(opts(bare));
+    const o = await load(opts(base));
+    results.push({ b, o });
+  }
+  const median = (xs: number[]): number => percentile(xs, 50);
+  const ratio = median(results.map((r) => r.o.rps / r.b.rps));
+  const total = results.reduce((n, r) => n + r.o.total, 0);
+  const bad = results.reduce((n, r) => n + r.o.bad, 0);
   rows.push({
     scenario: 'PUT /apps/:process_guid (desire ingest, 64 conns)',
-    size: `${o.total} new LRPs`,
+    size: `${total} new LRPs`,
     metric: 'req/s',
-    ours: o.rps,
-    baseline: b.rps,
+    ours: median(results.map((r) => r.o.rps)),
+    baseline: median(results.map((r) => r.b.rps)),
     unit: 'req/s',
     ratio,
     ratioMeaning: '× the bare rate',
     target: '≥ 0.5× bare',
-    met: ratio >= 0.5 && o.bad === 0,
-    note: `p50 ${o.p50} ms vs ${b.p50} ms; non-2xx/errors: ours ${o.bad}, bare ${b.bad}`,
+    met: ratio >= 0.5 && bad === 0,
+    note:
+      `median of ${rounds} alternating rounds; p50 ${median(results.map((r) => r.o.p50)).toFixed(1)} ms vs ` +
+      `${median(results.map((r) => r.b.p50)).toFixed(1)} ms; non-2xx/errors: ours ${bad}`,
   });
 }
 
@@ -495,6 +509,8 @@ const serviceEnv = (prefix: string): Record<string, string> => ({
   OPI_QUEUE_PREFIX: prefix,
   OPI_NAMESPACE: NAMESPACE,
   NODE_ENV: 'production',
+  // The service's default (info: one line per request and per job) unless BENCH_LOG_LEVEL says otherwise.
+  LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'info',
 });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -30,7 +30,7 @@ const SEEDS = (process.env['CHAOS_SEEDS'] ?? '1,2,3')
 const APPS = num('CHAOS_APPS', 300);
 const TASKS = num('CHAOS_TASKS', 100);
 const CHAOS_MS = num('CHAOS_DURATION_MS', 75_000);
-const CC_DOWN_MS = num('CHAOS_CC_DOWN_MS', 60_000);
+const CC_DOWN_MS = num('CHAOS_CC_DOWN_MS', 90_000);
 const CONVERGE_TIMEOUT_MS = num('CHAOS_CONVERGE_TIMEOUT_MS', 240_000);
 const WORKERS = 3;
 const SYNC_MS = 1000;
@@ -178,6 +178,7 @@ function plan(rand: () => number): ChaosAction[] {
   const D = CHAOS_MS;
   const between = (lo: number, hi: number) => lo + rand() * (hi - lo);
   const out: ChaosAction[] = [];
+  // CC's outage overlaps everything else, and outlasts the rest of the chaos by default.
   out.push({ at: between(0.1, 0.2) * D, kind: 'cc-down', ms: CC_DOWN_MS });
   for (let t = between(2000, 6000); t < D; t += between(3000, 9000)) {
     out.push({ at: t, kind: 'kill-worker', pick: rand(), respawnAfterMs: between(0, 2000) });
@@ -560,8 +561,15 @@ async function runSeed(seed: number): Promise<void> {
 
     // --- heal, then converge ----------------------------------------------------------------------
     sim.faults.reset();
-    say('chaos over: cluster faults off; waiting for the outage/restarts still running');
-    await Promise.all(pending);
+    say('chaos over: cluster faults off; CC keeps converging while the outage/restarts still running end');
+    let settled = false;
+    void Promise.all(pending).then(() => {
+      settled = true;
+    });
+    while (!settled) {
+      await pass();
+      await sleep(1500);
+    }
     if (!redis.running()) await redis.start();
     await cc.up();
     cc.answer();

@@ -65,7 +65,8 @@ beforeAll(async () => {
     tasks,
     producer,
     logger: createLogger({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent', pretty: false }),
-    defaults: { namespace: NAMESPACE, dropletRegistry: 'droplets.example.com' },
+    // Any namespace, so hostile ones reach the translation (the allow-list has its own tests).
+    defaults: { namespace: NAMESPACE, dropletRegistry: 'droplets.example.com', allowedNamespaces: 'any' },
     bodyLimitBytes: BODY_LIMIT,
   });
   server = createServer(app);

@@ -18,7 +18,12 @@ import { anyName, desireBody, labelValue, stagingBody, taskBody } from './arbitr
 import { isDnsLabel, lrpObjectProblems, stagingObjectProblems, taskObjectProblems } from './k8s-validate.js';
 import { fuzz } from './run.js';
 
-const DEFAULTS = { namespace: 'cf-workloads', dropletRegistry: 'droplets.example.com' };
+// Any namespace: the properties are about the objects made in whichever namespace is asked for.
+const DEFAULTS = {
+  namespace: 'cf-workloads',
+  dropletRegistry: 'droplets.example.com',
+  allowedNamespaces: 'any' as const,
+};
 
 function expectNone(problems: string[]): void {
   if (problems.length) throw new Error(problems.join('\n'));

@@ -16,7 +16,11 @@ import { createApp } from '../../apps/api/src/index.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `test-api-${randomUUID().slice(0, 8)}`;
-const DEFAULTS = { namespace: 'cf-workloads', dropletRegistry: 'droplets.example.com' };
+const DEFAULTS = {
+  namespace: 'cf-workloads',
+  dropletRegistry: 'droplets.example.com',
+  allowedNamespaces: ['space-dev'],
+};
 const BODY_LIMIT = 64 * 1024;
 const SMALL_BODY_LIMIT = 2048;
 
@@ -259,6 +263,17 @@ describe('PUT /apps/:process_guid (desire)', () => {
     await desire(lrp, { namespace: 'space-dev' });
     const rec = await env.store.get(lrp.processGuid);
     expect(rec?.state === 'desired' && rec.lrp.namespace).toBe('space-dev');
+  });
+
+  it('refuses a namespace that is not allowed with a 400, recording and enqueueing nothing', async () => {
+    const lrp = newLrp();
+    const res = await request(env.app)
+      .put(`/apps/${lrp.processGuid}`)
+      .send(desireBody(lrp, { namespace: 'kube-system' }));
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: { message: expect.stringContaining('namespace "kube-system"') } });
+    expect(await env.store.get(lrp.processGuid)).toBeUndefined();
+    expect(await convergeJobs(lrp)).toHaveLength(0);
   });
 });
 

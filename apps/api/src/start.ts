@@ -106,7 +106,11 @@ export async function startApi(
     bodyLimitBytes: settings.http.bodyLimitBytes,
     rateLimitPerMinute: settings.limits.ratePerMinute,
     backPressure: { backlog: new QueueBacklog(producer.queues), maxDepth: settings.limits.maxQueueDepth },
-    defaults: { namespace: settings.namespace, dropletRegistry: settings.dropletRegistry },
+    defaults: {
+      namespace: settings.namespace,
+      dropletRegistry: settings.dropletRegistry,
+      allowedNamespaces: settings.allowedNamespaces,
+    },
     apiTokens: settings.security.apiTokens,
     separateAdmin: adminPort !== undefined,
     health: { redis, store, syncIntervalMs: settings.syncIntervalMs, logger },

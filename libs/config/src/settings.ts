@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 
+const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -66,12 +67,23 @@ const schema = z.object({
   KUBECONFIG: z.string().optional(),
   /** Set by Kubernetes in every pod: the in-cluster configuration is available. */
   KUBERNETES_SERVICE_HOST: z.string().optional(),
-  OPI_NAMESPACE: z
-    .string()
-    .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a DNS-1123 label')
-    .default('cf-workloads'),
+  OPI_NAMESPACE: z.string().regex(DNS_LABEL_RE, 'must be a DNS-1123 label').default('cf-workloads'),
   /** false: the sync lists workloads in OPI_NAMESPACE only, so a namespaced Role suffices (k8s/). */
   OPI_SYNC_ALL_NAMESPACES: bool.default(true),
+  /** Namespaces a request may name besides OPI_NAMESPACE: comma-separated DNS labels, or `*` for any. */
+  OPI_ALLOWED_NAMESPACES: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== ''),
+    )
+    .refine(
+      (list) => (list.length === 1 && list[0] === '*') || list.every((n) => DNS_LABEL_RE.test(n)),
+      'must be `*` or comma-separated DNS-1123 labels',
+    ),
   OPI_QUEUE_PREFIX: z
     .string()
     .min(1)
@@ -139,6 +151,8 @@ export interface Settings {
   kubeconfig: string | undefined;
   inCluster: boolean;
   namespace: string;
+  /** Namespaces requests may name besides `namespace`; 'any': every one. */
+  allowedNamespaces: readonly string[] | 'any';
   /** Whether the sync lists every namespace (needs cluster-wide list rights) or only `namespace`. */
   syncAllNamespaces: boolean;
   queuePrefix: string;
@@ -270,6 +284,7 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
     inCluster: e.KUBERNETES_SERVICE_HOST !== undefined,
     namespace: e.OPI_NAMESPACE,
     syncAllNamespaces: e.OPI_SYNC_ALL_NAMESPACES,
+    allowedNamespaces: e.OPI_ALLOWED_NAMESPACES[0] === '*' ? 'any' : e.OPI_ALLOWED_NAMESPACES,
     queuePrefix: e.OPI_QUEUE_PREFIX,
     syncIntervalMs: e.OPI_SYNC_INTERVAL_MS,
     worker: {

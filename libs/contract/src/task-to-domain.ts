@@ -1,6 +1,6 @@
 /** CC's validated task and staging requests → the domain (pure). */
 import type { DesiredStaging, DesiredTask } from '@opi/domain';
-import type { DesireDefaults } from './to-domain.js';
+import { type DesireDefaults, namespaceFor } from './to-domain.js';
 import { credentialsFor, runnableOf } from './runnable.js';
 import type { StagingRequest, TaskRequest } from './task-schemas.js';
 
@@ -15,7 +15,7 @@ export function toDesiredTask(taskGuid: string, req: TaskRequest, defaults: Desi
     orgName: req.org_name,
     spaceGuid: req.space_guid,
     spaceName: req.space_name,
-    namespace: req.namespace || defaults.namespace,
+    namespace: namespaceFor(req.namespace, defaults),
     completionCallback: req.completion_callback,
     spec: {
       image,

@@ -1,5 +1,6 @@
 /** toDesiredLrp: CC's validated desire request → the domain's DesiredLrp. */
 import { describe, expect, it } from '@jest/globals';
+import { ValidationError } from '@opi/domain';
 import { DOCKER_HUB_SERVER, registryServerOf } from '@opi/domain';
 import { desireLrpSchema } from './schemas.js';
 import { type DesireDefaults, toDesiredLrp } from './to-domain.js';
@@ -148,9 +149,21 @@ describe('toDesiredLrp', () => {
   it.each<[string, Record<string, unknown>, string]>([
     ['no namespace', {}, 'cf-workloads'],
     ['an empty namespace', { namespace: '' }, 'cf-workloads'],
-    ['a namespace', { namespace: 'space-dev' }, 'space-dev'],
+    ['the default namespace', { namespace: 'cf-workloads' }, 'cf-workloads'],
+    ['an allowed namespace', { namespace: 'space-dev' }, 'space-dev'],
   ])('with %s uses %j', (_what, overrides, namespace) => {
-    expect(toDesiredLrp(request(overrides), DEFAULTS).namespace).toBe(namespace);
+    const defaults = { ...DEFAULTS, allowedNamespaces: ['space-dev'] };
+    expect(toDesiredLrp(request(overrides), defaults).namespace).toBe(namespace);
+  });
+
+  it('refuses a namespace that is not allowed, naming it and the allowed ones', () => {
+    expect(() => toDesiredLrp(request({ namespace: 'kube-system' }), DEFAULTS)).toThrow(
+      'namespace "kube-system" is not allowed: this server runs workloads in cf-workloads (OPI_ALLOWED_NAMESPACES)',
+    );
+    const some = { ...DEFAULTS, allowedNamespaces: ['space-dev'] };
+    expect(() => toDesiredLrp(request({ namespace: 'kube-system' }), some)).toThrow(ValidationError);
+    const any = { ...DEFAULTS, allowedNamespaces: 'any' as const };
+    expect(toDesiredLrp(request({ namespace: 'kube-system' }), any).namespace).toBe('kube-system');
   });
 
   it('keeps the annotation byte for byte', () => {

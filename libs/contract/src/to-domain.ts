@@ -1,5 +1,5 @@
 /** CC's validated desire request → the domain's DesiredLrp (pure). */
-import type { DesiredLrp } from '@opi/domain';
+import { type DesiredLrp, ValidationError } from '@opi/domain';
 import type { DesireLrpRequest } from './schemas.js';
 import { runnableOf } from './runnable.js';
 
@@ -8,6 +8,22 @@ export interface DesireDefaults {
   namespace: string;
   /** Where buildpack droplets are served as images (OPI_DROPLET_REGISTRY). */
   dropletRegistry: string;
+  /**
+   * Namespaces a request may name besides `namespace` (OPI_ALLOWED_NAMESPACES); 'any' allows every one.
+   * Omitted: only `namespace`. Without it anyone who may call the API could aim workloads at kube-system.
+   */
+  allowedNamespaces?: readonly string[] | 'any';
+}
+
+/** The namespace a request's workload goes to: the one it names, if allowed, else the default. */
+export function namespaceFor(requested: string | undefined, defaults: DesireDefaults): string {
+  if (!requested || requested === defaults.namespace) return defaults.namespace;
+  const allowed = defaults.allowedNamespaces ?? [];
+  if (allowed === 'any' || allowed.includes(requested)) return requested;
+  throw new ValidationError(
+    `namespace "${requested}" is not allowed: this server runs workloads in ` +
+      `${[defaults.namespace, ...allowed].join(', ')} (OPI_ALLOWED_NAMESPACES)`,
+  );
 }
 
 export function toDesiredLrp(req: DesireLrpRequest, defaults: DesireDefaults): DesiredLrp {
@@ -23,7 +39,7 @@ export function toDesiredLrp(req: DesireLrpRequest, defaults: DesireDefaults): D
     spaceName: req.space_name,
     orgGuid: req.organization_guid,
     orgName: req.organization_name,
-    namespace: req.namespace || defaults.namespace,
+    namespace: namespaceFor(req.namespace, defaults),
     ports: req.ports,
     environment: req.environment,
     instances: req.instances,

@@ -324,6 +324,32 @@ describe('GET /apps', () => {
     expect(Buffer.from(info.annotation, 'utf8').equals(Buffer.from(annotation, 'utf8'))).toBe(true);
   });
 
+  it('answers the current infos after every kind of change, also from the body it keeps', async () => {
+    const a = newLrp();
+    const b = newLrp();
+    const has = async (lrp: Lrp) => (await schedulingInfoOf(lrp))?.annotation;
+    await desire(a, { last_updated: 'a1' });
+    expect(await has(a)).toBe('a1');
+    expect(await has(a)).toBe('a1'); // the kept body
+    await desire(b, { last_updated: 'b1' });
+    expect([await has(a), await has(b)]).toEqual(['a1', 'b1']);
+    await request(env.app)
+      .post(`/apps/${a.processGuid}`)
+      .send(updateBody(a, { instances: 2, annotation: 'a2' }))
+      .expect(200);
+    expect(await has(a)).toBe('a2');
+    // A stop keeps the entry until the sync sees the workload gone; the sync then drops it.
+    await request(env.app).put(`/apps/${b.guid}/${b.version}/stop`).expect(200);
+    await env.store.showExisting(new Map(), [b.processGuid]);
+    expect(await has(b)).toBeUndefined();
+    // Redis lost everything (the version too): the answer is built again, not the kept one.
+    const found = await env.redis.keys(`${env.store.keys.sched}*`);
+    await env.redis.del(...found, env.store.keys.lrp(a.processGuid));
+    expect(await has(a)).toBeUndefined();
+    await desire(a, { last_updated: 'a3' });
+    expect(await has(a)).toBe('a3');
+  });
+
   it('lists every desired LRP, old versions included', async () => {
     const v1 = newLrp();
     const v2 = { ...newLrp(), guid: v1.guid };

@@ -12,6 +12,8 @@ export function keys(prefix: string) {
     lrps: `${prefix}:state:lrps`,
     /** Hash process guid → pre-serialised scheduling info (GET /apps). */
     sched: `${prefix}:state:sched`,
+    /** A fresh random token whenever `sched` changes (never reused, so none survives a flush as stale). */
+    schedVersion: `${prefix}:state:sched:version`,
     /** Monotonic generation counter: orders the requests. */
     generation: `${prefix}:state:generation`,
     /** Hash process guid → cached instances (from the sync). */

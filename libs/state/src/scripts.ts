@@ -34,8 +34,8 @@ export async function runScript(
 /**
  * Records a desire unless the LRP is already desired, with its generation, in one round trip (it was
  * three: read, next generation, compare-and-set). The generation is as NEXT_GENERATION's.
- * KEYS: record, lrps set, sched hash, generation counter. ARGV: the desired LRP as JSON, process guid,
- * sched entry, generation floor. Answers {1, generation} when recorded, {0, generation} when already
+ * KEYS: record, lrps set, sched hash, generation counter, sched version. ARGV: the desired LRP as JSON,
+ * process guid, sched entry, generation floor, new sched version token. Answers {1, generation} when recorded, {0, generation} when already
  * desired. Records are read by their shape, not with cjson, which refuses JSON that JSON.stringify writes
  * (lone surrogates as \\ud800; found by the fuzz tests): every record the store writes starts with its
  * state, and a desired one ends with its generation (test/integration/state-records.test.ts pins it).
@@ -55,13 +55,14 @@ local gs = string.format('%.0f', g)
 redis.call('SET', KEYS[1], '{"state":"desired","lrp":' .. ARGV[1] .. ',"generation":' .. gs .. '}')
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+redis.call('SET', KEYS[5], ARGV[5])
 return {1, gs}
 `;
 
 /**
  * Compare-and-set of a record, maintaining the set of records and the scheduling infos.
- * KEYS: record, lrps set, sched hash. ARGV: expected current ('' = absent), new record,
- * process guid, sched op ('set' | 'del' | 'keep'), sched entry.
+ * KEYS: record, lrps set, sched hash, sched version. ARGV: expected current ('' = absent), new record,
+ * process guid, sched op ('set' | 'del' | 'keep'), sched entry, new sched version token.
  */
 export const CAS_RECORD = `
 local cur = redis.call('GET', KEYS[1]) or ''
@@ -70,6 +71,7 @@ redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[3])
 if ARGV[4] == 'set' then redis.call('HSET', KEYS[3], ARGV[3], ARGV[5])
 elseif ARGV[4] == 'del' then redis.call('HDEL', KEYS[3], ARGV[3]) end
+if ARGV[4] ~= 'keep' then redis.call('SET', KEYS[4], ARGV[6]) end
 return 1
 `;
 
@@ -89,17 +91,24 @@ return 0
  * The sync's changes to the scheduling infos of LRPs it found stopped: an entry kept while the workload
  * exists, or removed once it is gone. An LRP desired again since the sync read the records is skipped:
  * its entry is the new desire's and must stay.
- * KEYS: sched hash, then one record per change. ARGV: per change, process guid and entry ('' = remove).
+ * KEYS: sched hash, sched version, then one record per change. ARGV: the new sched version token, then
+ * per change, process guid and entry ('' = remove).
  */
 export const SHOW_EXISTING = `
-for i = 2, #KEYS do
+local changed = 0
+for i = 3, #KEYS do
   local raw = redis.call('GET', KEYS[i])
   if not (raw and string.sub(raw, 1, 19) == '{"state":"desired",') then
-    local pg = ARGV[2 * i - 3]
-    local entry = ARGV[2 * i - 2]
-    if entry == '' then redis.call('HDEL', KEYS[1], pg) else redis.call('HSET', KEYS[1], pg, entry) end
+    local pg = ARGV[2 * i - 4]
+    local entry = ARGV[2 * i - 3]
+    if entry == '' then changed = changed + redis.call('HDEL', KEYS[1], pg)
+    elseif redis.call('HGET', KEYS[1], pg) ~= entry then
+      redis.call('HSET', KEYS[1], pg, entry)
+      changed = changed + 1
+    end
   end
 end
+if changed > 0 then redis.call('SET', KEYS[2], ARGV[1]) end
 return 1
 `;
 

@@ -9,6 +9,7 @@
  * Cache: the sync writes every LRP's instances into a fresh hash and renames it over the old one, so
  * readers see one complete snapshot or the previous one, never a mix.
  */
+import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
@@ -75,8 +76,8 @@ export class StateStore {
     const r = await runScript(
       this.redis,
       CAS_RECORD,
-      [this.keys.lrp(processGuid), this.keys.lrps, this.keys.sched],
-      [expected, JSON.stringify(next), processGuid, sched, entry],
+      [this.keys.lrp(processGuid), this.keys.lrps, this.keys.sched, this.keys.schedVersion],
+      [expected, JSON.stringify(next), processGuid, sched, entry, randomUUID()],
     );
     return r === 1;
   }
@@ -100,8 +101,14 @@ export class StateStore {
     const [changed, generation] = (await runScript(
       this.redis,
       DESIRE,
-      [this.keys.lrp(lrp.processGuid), this.keys.lrps, this.keys.sched, this.keys.generation],
-      [JSON.stringify(lrp), lrp.processGuid, schedOf(lrp), String(Date.now() * 1000)],
+      [
+        this.keys.lrp(lrp.processGuid),
+        this.keys.lrps,
+        this.keys.sched,
+        this.keys.generation,
+        this.keys.schedVersion,
+      ],
+      [JSON.stringify(lrp), lrp.processGuid, schedOf(lrp), String(Date.now() * 1000), randomUUID()],
     )) as [number, string];
     return { changed: changed === 1, generation: Number(generation) };
   }
@@ -183,7 +190,27 @@ export class StateStore {
 
   /** GET /apps: every scheduling info, in one round trip, already serialised. */
   async schedulingInfosBody(): Promise<string> {
-    return schedulingInfosBody(await this.redis.hvals(this.keys.sched));
+    return (await this.schedulingInfos()).body;
+  }
+
+  /**
+   * GET /apps' body and the version of the scheduling infos it was made from, read together (MULTI);
+   * the version is undefined when none was written since Redis lost its data.
+   */
+  async schedulingInfos(): Promise<{ version: string | undefined; body: string }> {
+    const res = await this.redis.multi().get(this.keys.schedVersion).hvals(this.keys.sched).exec();
+    if (!res) throw new Error('Connection is closed');
+    for (const [err] of res) if (err) throw err;
+    const version = res[0]?.[1];
+    return {
+      version: typeof version === 'string' ? version : undefined,
+      body: schedulingInfosBody((res[1]?.[1] as string[] | undefined) ?? []),
+    };
+  }
+
+  /** The scheduling infos' current version (see schedulingInfos): one GET. */
+  async schedulingInfosVersion(): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.schedVersion)) ?? undefined;
   }
 
   /**
@@ -224,8 +251,8 @@ export class StateStore {
       await runScript(
         this.redis,
         SHOW_EXISTING,
-        [this.keys.sched, ...chunk.map(([pg]) => this.keys.lrp(pg))],
-        chunk.flat(),
+        [this.keys.sched, this.keys.schedVersion, ...chunk.map(([pg]) => this.keys.lrp(pg))],
+        [randomUUID(), ...chunk.flat()],
       );
     }
   }

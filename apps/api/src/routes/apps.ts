@@ -78,8 +78,17 @@ export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): 
     res.status(202).end();
   });
 
+  // GET /apps at 100,000 LRPs is a 17 MB body: it is built once per change of the scheduling infos, not
+  // once per request (CC asks every 30 s, and several CCs or a retry ask again). One GET of the version
+  // tells whether the body kept in this process is still the current one.
+  let kept: { version: string; body: Buffer } | undefined;
   r.get('/apps', async (_req, res) => {
-    const body = await store.schedulingInfosBody();
+    let body = kept && kept.version === (await store.schedulingInfosVersion()) ? kept.body : undefined;
+    if (!body) {
+      const fresh = await store.schedulingInfos();
+      body = Buffer.from(fresh.body);
+      kept = fresh.version === undefined ? undefined : { version: fresh.version, body };
+    }
     res.status(200).type('application/json').send(body);
   });
 

@@ -38,6 +38,8 @@ const NAMESPACE = 'cf-workloads';
 const REDIS_DB = Number(process.env['BENCH_REDIS_DB'] ?? 9);
 const REDIS_URL = `redis://127.0.0.1:6379/${REDIS_DB}`;
 const quick = process.argv.includes('--quick');
+/** The worker's V8 old-space limit, as Node would set it in a container of about 256 MiB. */
+const WORKER_HEAP_MB = Number(process.env['BENCH_WORKER_HEAP_MB'] ?? 200);
 /** `--only=convergence` (or reads, ingest, queue): one scenario, for profiling. */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const runs = (scenario: 'reads' | 'ingest' | 'queue' | 'convergence'): boolean =>
@@ -119,11 +121,12 @@ async function startChild(
   env: Record<string, string>,
   logFile: string,
   ready?: string,
+  nodeArgs: string[] = [],
 ): Promise<Child> {
   const fd = openSync(logFile, 'w');
   // BENCH_PROFILE_DIR=dir: every service process writes a V8 CPU profile there when it exits.
   const profile = process.env['BENCH_PROFILE_DIR'];
-  const args = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`, script] : [script];
+  const args = [...nodeArgs, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), script];
   const proc = spawn(process.execPath, args, {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', fd, fd],
@@ -804,6 +807,9 @@ async function main(): Promise<void> {
         },
         join(results, 'worker.log'),
         'workers started',
+        // As in a container: Node sizes its heap from the memory limit there; on a bare 24 GB machine it
+        // would let garbage pile up to gigabytes before collecting, and RSS would measure that instead.
+        [`--max-old-space-size=${WORKER_HEAP_MB}`],
       );
       if (!children.includes(worker)) children.push(worker);
       const workerPeak = await awaitSync(state, worker, size, seededAt);

@@ -5,7 +5,15 @@ import { podToInstance } from './instances.js';
 import { taskOutcome } from './job-outcome.js';
 import { sampleTask } from './job.fixture.js';
 import type { ContainerStatus, Deployment, Pod, PodStatus } from './k8s-objects.js';
-import { ANNOTATION_GENERATION, ANNOTATION_LAST_UPDATED, ANNOTATION_PROCESS_GUID } from './labels.js';
+import {
+  ANNOTATION_GENERATION,
+  ANNOTATION_LAST_UPDATED,
+  ANNOTATION_PROCESS_GUID,
+  LABEL_GUID,
+  LABEL_MANAGED_BY,
+  LABEL_SOURCE_TYPE,
+  LABEL_VERSION,
+} from './labels.js';
 import { sampleLrp } from './lrp.fixture.js';
 import { slimDeployment, slimPod } from './slim.js';
 import { taskToJob } from './task-job.js';
@@ -96,6 +104,12 @@ describe('slimPod', () => {
     );
     expect(slim.metadata).not.toHaveProperty('managedFields');
     expect(slim.metadata.resourceVersion).toBe('42');
+    expect(slim.metadata.labels).toEqual({
+      [LABEL_GUID]: full.metadata.labels?.[LABEL_GUID],
+      [LABEL_VERSION]: full.metadata.labels?.[LABEL_VERSION],
+      [LABEL_SOURCE_TYPE]: full.metadata.labels?.[LABEL_SOURCE_TYPE],
+      [LABEL_MANAGED_BY]: full.metadata.labels?.[LABEL_MANAGED_BY],
+    });
     expect(JSON.stringify(slim).length).toBeLessThan(JSON.stringify(full).length / 2);
   });
 
@@ -115,6 +129,8 @@ describe('slimPod', () => {
     };
     const finished = { ...job, status: { failed: 1 } };
     expect(taskOutcome(finished, [slimPod(failed)])).toEqual(taskOutcome(finished, [failed]));
+    const withJobName = { ...failed, metadata: { ...failed.metadata, labels: { 'job-name': 'task-x' } } };
+    expect(slimPod(withJobName).metadata.labels).toEqual({ 'job-name': 'task-x' });
     expect(taskOutcome(finished, [failed])).toBeDefined();
   });
 });

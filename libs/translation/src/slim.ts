@@ -4,8 +4,17 @@
  * gigabytes; these keep only the fields the sync and the functions it calls read (instance state, crash
  * reports, Job outcomes, the generation check), and the tests pin that they answer the same.
  */
-import type { Deployment, ObjectMeta, Pod } from './k8s-objects.js';
-import { ANNOTATION_GENERATION, ANNOTATION_LAST_UPDATED, ANNOTATION_PROCESS_GUID } from './labels.js';
+import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
+import type { ContainerStatus, Deployment, ObjectMeta, Pod } from './k8s-objects.js';
+import {
+  ANNOTATION_GENERATION,
+  ANNOTATION_LAST_UPDATED,
+  ANNOTATION_PROCESS_GUID,
+  LABEL_GUID,
+  LABEL_MANAGED_BY,
+  LABEL_SOURCE_TYPE,
+  LABEL_VERSION,
+} from './labels.js';
 
 const DEPLOYMENT_ANNOTATIONS = [ANNOTATION_PROCESS_GUID, ANNOTATION_LAST_UPDATED, ANNOTATION_GENERATION];
 
@@ -14,12 +23,58 @@ function withoutManagedFields(meta: ObjectMeta): ObjectMeta {
   return rest;
 }
 
-/** A pod's metadata and status; of its spec only the node and the containers' names. */
-export function slimPod<T extends Pod>(pod: T): T {
-  const spec = pod.spec;
+/** The labels the sync reads off a pod: its LRP, its kind, its Job. */
+const POD_LABELS = [
+  LABEL_GUID,
+  LABEL_VERSION,
+  LABEL_SOURCE_TYPE,
+  LABEL_MANAGED_BY,
+  'job-name',
+  'batch.kubernetes.io/job-name',
+];
+
+function pick(from: Record<string, string> | undefined, keys: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of keys) {
+    const v = from?.[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
+function slimStatus(c: ContainerStatus): ContainerStatus {
   return {
-    ...pod,
-    metadata: withoutManagedFields(pod.metadata),
+    name: c.name,
+    ready: c.ready,
+    restartCount: c.restartCount,
+    image: c.image,
+    imageID: '',
+    ...(c.started !== undefined ? { started: c.started } : {}),
+    ...(c.state ? { state: c.state } : {}),
+    ...(c.lastState ? { lastState: c.lastState } : {}),
+  };
+}
+
+/**
+ * A pod's identity, the labels and the crash marker the sync reads, and its status (scheduling condition,
+ * container states); of its spec only the node and the containers' names.
+ */
+export function slimPod<T extends Pod>(pod: T): T {
+  const { spec, status, metadata } = pod;
+  const m = metadata;
+  return {
+    ...(pod.apiVersion ? { apiVersion: pod.apiVersion } : {}),
+    ...(pod.kind ? { kind: pod.kind } : {}),
+    metadata: {
+      name: m.name,
+      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+      ...(m.uid !== undefined ? { uid: m.uid } : {}),
+      ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
+      ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
+      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      labels: pick(m.labels, POD_LABELS),
+      annotations: pick(m.annotations, [CRASHES_REPORTED_ANNOTATION]),
+    },
     ...(spec
       ? {
           spec: {
@@ -31,7 +86,26 @@ export function slimPod<T extends Pod>(pod: T): T {
           },
         }
       : {}),
-  };
+    ...(status
+      ? {
+          status: {
+            ...(status.phase ? { phase: status.phase } : {}),
+            ...(status.reason ? { reason: status.reason } : {}),
+            ...(status.message ? { message: status.message } : {}),
+            ...(status.startTime ? { startTime: status.startTime } : {}),
+            ...(status.conditions
+              ? { conditions: status.conditions.filter((c) => c.type === 'PodScheduled') }
+              : {}),
+            ...(status.containerStatuses
+              ? { containerStatuses: status.containerStatuses.map(slimStatus) }
+              : {}),
+            ...(status.initContainerStatuses
+              ? { initContainerStatuses: status.initContainerStatuses.map(slimStatus) }
+              : {}),
+          },
+        }
+      : {}),
+  } as T;
 }
 
 /** A Deployment's identity, labels and the annotations the sync compares; no spec, no status. */

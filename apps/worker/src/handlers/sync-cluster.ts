@@ -78,11 +78,8 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   const records = await store.allRecordStates();
   const previous = await store.allCachedAssignments();
   // Only what the sync reads is kept of each listed object (see slim.ts): at 100,000 apps the whole
-  // listings would not fit a small worker. A Deployment with no record keeps everything, to be rebuilt.
-  const deployments = await kube.listDeployments(deps.syncNamespace, APP_SELECTOR, undefined, (d) => {
-    const pg = processGuidOfDeployment(d);
-    return pg && records.has(pg) ? slimDeployment(d) : d;
-  });
+  // listings would not fit a small worker. A Deployment with no record is read again, whole, to be rebuilt.
+  const deployments = await kube.listDeployments(deps.syncNamespace, APP_SELECTOR, undefined, slimDeployment);
   // One listing of every pod the service manages, split by kind: apps here, task and staging pods for
   // syncJobs (three listings would cost three passes over what may be 100,000 pods).
   const managed = await kube.listPods(deps.syncNamespace, MANAGED_SELECTOR, undefined, slimPod);
@@ -156,8 +153,12 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
       drop.push(pg);
     }
   }
-  for (const [pg, d] of byGuid) {
+  for (const [pg, listed] of byGuid) {
     if (records.has(pg)) continue;
+    // Most often one desired after the records were read: its record exists now.
+    if (await store.get(pg)) continue;
+    const d = await kube.getDeployment(listed.metadata.namespace ?? '', listed.metadata.name);
+    if (!d) continue;
     const secretName = d.spec?.template.spec?.imagePullSecrets?.[0]?.name;
     const secret = secretName ? await kube.getSecret(d.metadata.namespace ?? '', secretName) : undefined;
     const lrp = lrpFromDeployment(d, secret);

@@ -160,7 +160,8 @@ async function startChild(
 }
 
 async function stopChild(c: Child): Promise<void> {
-  if (c.proc.exitCode !== null) return;
+  // Ended already (by a signal, exitCode stays null): its 'exit' has been emitted and will not come again.
+  if (c.proc.exitCode !== null || c.proc.signalCode !== null) return;
   const exited = new Promise<void>((r) => {
     c.proc.once('exit', () => {
       r();

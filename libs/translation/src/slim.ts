@@ -5,7 +5,7 @@
  * reports, Job outcomes, the generation check), and the tests pin that they answer the same.
  */
 import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
-import type { ContainerStatus, Deployment, ObjectMeta, Pod } from './k8s-objects.js';
+import type { ContainerStatus, Deployment, Pod } from './k8s-objects.js';
 import {
   ANNOTATION_GENERATION,
   ANNOTATION_LAST_UPDATED,
@@ -17,11 +17,8 @@ import {
 } from './labels.js';
 
 const DEPLOYMENT_ANNOTATIONS = [ANNOTATION_PROCESS_GUID, ANNOTATION_LAST_UPDATED, ANNOTATION_GENERATION];
-
-function withoutManagedFields(meta: ObjectMeta): ObjectMeta {
-  const { managedFields: _dropped, ...rest } = meta as ObjectMeta & { managedFields?: unknown };
-  return rest;
-}
+/** The labels the sync reads off a Deployment: its LRP's, when the annotation is missing. */
+const DEPLOYMENT_LABELS = [LABEL_GUID, LABEL_VERSION];
 
 /** The labels the sync reads off a pod: its LRP, its kind, its Job. */
 const POD_LABELS = [
@@ -108,13 +105,23 @@ export function slimPod<T extends Pod>(pod: T): T {
   } as T;
 }
 
-/** A Deployment's identity, labels and the annotations the sync compares; no spec, no status. */
+/** A Deployment's identity, its LRP's labels and the annotations the sync compares; no spec, no status. */
 export function slimDeployment<T extends Deployment>(d: T): T {
   const annotations: Record<string, string> = {};
   for (const k of DEPLOYMENT_ANNOTATIONS) {
     const v = d.metadata.annotations?.[k];
     if (v !== undefined) annotations[k] = v;
   }
-  const { spec: _spec, status: _status, ...rest } = d;
-  return { ...rest, metadata: { ...withoutManagedFields(d.metadata), annotations } } as T;
+  const m = d.metadata;
+  return {
+    ...(d.apiVersion ? { apiVersion: d.apiVersion } : {}),
+    ...(d.kind ? { kind: d.kind } : {}),
+    metadata: {
+      name: m.name,
+      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+      ...(m.uid !== undefined ? { uid: m.uid } : {}),
+      labels: pick(m.labels, DEPLOYMENT_LABELS),
+      annotations,
+    },
+  } as T;
 }

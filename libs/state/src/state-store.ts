@@ -258,13 +258,16 @@ export class StateStore {
   }
 
   /** Swaps in a complete instances snapshot and the sync's facts, atomically. */
-  async writeCache(instances: Map<string, CachedInstances>, meta: SyncMeta): Promise<void> {
+  async writeCache(instances: ReadonlyMap<string, CachedInstances | string>, meta: SyncMeta): Promise<void> {
     const m = this.redis.multi();
     m.del(this.keys.instancesNext);
     const entries = [...instances.entries()];
     for (let i = 0; i < entries.length; i += 1000) {
       const chunk = entries.slice(i, i + 1000);
-      m.hset(this.keys.instancesNext, Object.fromEntries(chunk.map(([k, v]) => [k, JSON.stringify(v)])));
+      m.hset(
+        this.keys.instancesNext,
+        Object.fromEntries(chunk.map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])),
+      );
     }
     if (entries.length) m.rename(this.keys.instancesNext, this.keys.instances);
     else m.del(this.keys.instances);
@@ -282,11 +285,16 @@ export class StateStore {
     return v ? (JSON.parse(v) as CachedInstances) : undefined;
   }
 
-  /** Every cached instance assignment, for the next sync to keep indexes stable. */
-  async allCachedAssignments(): Promise<Map<string, Record<string, number>>> {
+  /**
+   * Every cached instance assignment, for the next sync to keep indexes stable; as Maps, not objects
+   * keyed by pod names (a hidden class per app at 100,000 apps).
+   */
+  async allCachedAssignments(): Promise<Map<string, Map<string, number>>> {
     const all = await this.redis.hgetall(this.keys.instances);
-    const out = new Map<string, Record<string, number>>();
-    for (const [k, v] of Object.entries(all)) out.set(k, (JSON.parse(v) as CachedInstances).assignments);
+    const out = new Map<string, Map<string, number>>();
+    for (const [k, v] of Object.entries(all)) {
+      out.set(k, new Map(Object.entries((JSON.parse(v) as CachedInstances).assignments)));
+    }
     return out;
   }
 

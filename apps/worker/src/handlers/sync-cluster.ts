@@ -23,7 +23,7 @@ import {
   LABEL_GUID,
   LABEL_VERSION,
   type Pod,
-  assignIndexes,
+  assignIndexMap,
   crashReportsFor,
   reportedCrashesOf,
   lrpFromDeployment,
@@ -103,16 +103,19 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
     podsByGuid.set(pg, list);
   }
 
-  const cache = new Map<string, CachedInstances>();
+  // Each LRP's cache entry is serialised at once; only the assignments stay, as Maps (see indexes.ts).
+  const cache = new Map<string, string>();
+  const assigned = new Map<string, Map<string, number>>();
   for (const [pg, list] of podsByGuid) {
-    const assignments = assignIndexes(
-      previous.get(pg) ?? {},
+    const assignments = assignIndexMap(
+      previous.get(pg) ?? new Map<string, number>(),
       list.map((p) => ({ name: p.metadata.name, creationTimestamp: p.metadata.creationTimestamp ?? '' })),
     );
-    cache.set(pg, {
-      assignments,
+    assigned.set(pg, assignments);
+    const entry: CachedInstances = {
+      assignments: Object.fromEntries(assignments),
       instances: list.map((p) => {
-        const info = podToInstance(p, assignments[p.metadata.name] ?? 0);
+        const info = podToInstance(p, assignments.get(p.metadata.name) ?? 0);
         return {
           index: info.index,
           podName: info.podName,
@@ -121,9 +124,11 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
           ...(info.placementError ? { placementError: info.placementError } : {}),
         };
       }),
-    });
+    };
+    cache.set(pg, JSON.stringify(entry));
   }
-  const crashes = deps.ccInternalUrl ? await enqueueCrashReports(deps, podsByGuid, cache) : 0;
+  previous.clear();
+  const crashes = deps.ccInternalUrl ? await enqueueCrashReports(deps, podsByGuid, assigned) : 0;
   await store.writeCache(cache, {
     syncedAt: Date.now(),
     durationMs: Date.now() - started,
@@ -197,16 +202,16 @@ function schedEntryOf(rec: Extract<RecordState, { state: 'stopped' }>, d: Deploy
 async function enqueueCrashReports(
   deps: HandlerDeps,
   podsByGuid: Map<string, Pod[]>,
-  cache: Map<string, CachedInstances>,
+  assigned: Map<string, Map<string, number>>,
 ): Promise<number> {
   let n = 0;
   for (const [pg, list] of podsByGuid) {
-    const assignments = cache.get(pg)?.assignments ?? {};
+    const assignments = assigned.get(pg);
     for (const pod of list) {
       const { reports, reportedUpTo } = crashReportsFor(
         pod,
         pg,
-        assignments[pod.metadata.name] ?? 0,
+        assignments?.get(pod.metadata.name) ?? 0,
         reportedCrashesOf(pod),
       );
       for (const r of reports) {

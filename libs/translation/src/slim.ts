@@ -107,11 +107,6 @@ export function slimPod<T extends Pod>(pod: T): T {
 
 /** A Deployment's identity, its LRP's labels and the annotations the sync compares; no spec, no status. */
 export function slimDeployment<T extends Deployment>(d: T): T {
-  const annotations: Record<string, string> = {};
-  for (const k of DEPLOYMENT_ANNOTATIONS) {
-    const v = d.metadata.annotations?.[k];
-    if (v !== undefined) annotations[k] = v;
-  }
   const m = d.metadata;
   return {
     ...(d.apiVersion ? { apiVersion: d.apiVersion } : {}),
@@ -121,7 +116,7 @@ export function slimDeployment<T extends Deployment>(d: T): T {
       ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
       ...(m.uid !== undefined ? { uid: m.uid } : {}),
       labels: pick(m.labels, DEPLOYMENT_LABELS),
-      annotations,
+      annotations: pick(m.annotations, DEPLOYMENT_ANNOTATIONS),
     },
   } as T;
 }

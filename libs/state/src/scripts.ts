@@ -31,6 +31,16 @@ export async function runScript(
   }
 }
 
+/** Lua that sets `g` to the next generation from counter `key`, never below `floor` (see NEXT_GENERATION). */
+function nextGeneration(key: string, floor: string): string {
+  return `local g = redis.call('INCR', ${key})
+local floor = tonumber(${floor})
+if g < floor then
+  redis.call('SET', ${key}, ${floor})
+  g = floor
+end`;
+}
+
 /**
  * Records a desire unless the LRP is already desired, with its generation, in one round trip (it was
  * three: read, next generation, compare-and-set). The generation is as NEXT_GENERATION's.
@@ -45,12 +55,7 @@ local cur = redis.call('GET', KEYS[1])
 if cur and string.sub(cur, 1, 19) == '{"state":"desired",' then
   return {0, string.match(cur, '"generation":(%d+)}$')}
 end
-local g = redis.call('INCR', KEYS[4])
-local floor = tonumber(ARGV[4])
-if g < floor then
-  redis.call('SET', KEYS[4], ARGV[4])
-  g = floor
-end
+${nextGeneration('KEYS[4]', 'ARGV[4]')}
 local gs = string.format('%.0f', g)
 redis.call('SET', KEYS[1], '{"state":"desired","lrp":' .. ARGV[1] .. ',"generation":' .. gs .. '}')
 redis.call('SADD', KEYS[2], ARGV[2])
@@ -136,12 +141,7 @@ return 1
  * KEYS: counter. ARGV: floor.
  */
 export const NEXT_GENERATION = `
-local g = redis.call('INCR', KEYS[1])
-local floor = tonumber(ARGV[1])
-if g < floor then
-  redis.call('SET', KEYS[1], ARGV[1])
-  return floor
-end
+${nextGeneration('KEYS[1]', 'ARGV[1]')}
 return g
 `;
 

@@ -683,7 +683,7 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
     // Which port methods the service calls: the port is `kube` wherever it is used (deps.kube, kube).
     const port = await read('libs/kube/src/port.ts');
     const body = port.slice(port.indexOf('export interface KubernetesPort'));
-    const methods = [...body.matchAll(/^ {2}(\w+)\(/gm)].map((m) => m[1] ?? '');
+    const methods = [...body.matchAll(/^ {2}(\w+)(?:<[^(]*>)?\(/gm)].map((m) => m[1] ?? '');
     const sources: string[] = [];
     for (const group of ['apps', 'libs']) {
       for (const ws of await readdir(join(repo, group))) {

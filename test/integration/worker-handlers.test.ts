@@ -8,12 +8,15 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { DesiredLrp } from '@opi/domain';
 import {
+  type Deployment,
   type FakeFailure,
   FakeKubernetes,
   KubeApiError,
   type KubeObject,
   type KubernetesPort,
   type Pod,
+  type Select,
+  type Stored,
 } from '@opi/kube';
 import { createLogger } from '@opi/logging';
 import { JobProducer, QUEUE_NAMES, workerConnection } from '@opi/queue';
@@ -232,9 +235,14 @@ class HookedKube extends FakeKubernetes {
     return super.getDeployment(namespace, name);
   }
 
-  override async listDeployments(namespace: string | undefined, labelSelector?: string, pageSize?: number) {
+  override async listDeployments<U = Stored<Deployment>>(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+    select?: Select<Stored<Deployment>, U>,
+  ) {
     await this.fire('listDeployments');
-    return super.listDeployments(namespace, labelSelector, pageSize);
+    return super.listDeployments(namespace, labelSelector, pageSize, select);
   }
 }
 

@@ -292,12 +292,12 @@ export class ClientNodeKubernetes implements KubernetesPort {
   deleteDeployment(namespace: string, name: string): Promise<DeleteResult> {
     return this.remove(this.deployments, namespace, name);
   }
-  async listDeployments(
+  async listDeployments<U = Stored<Deployment>>(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
-    select?: Select<Stored<Deployment>>,
-  ): Promise<ListResult<Stored<Deployment>>> {
+    select?: Select<Stored<Deployment>, U>,
+  ): Promise<ListResult<U>> {
     const result = await this.list(
       'deployments',
       namespace,
@@ -306,9 +306,9 @@ export class ClientNodeKubernetes implements KubernetesPort {
         namespace === undefined
           ? this.apps.listDeploymentForAllNamespacesWithHttpInfo({ ...page, labelSelector })
           : this.apps.listNamespacedDeploymentWithHttpInfo({ ...page, namespace, labelSelector }),
-      select as Select<unknown> | undefined,
+      select as Select<unknown, unknown> | undefined,
     );
-    return result as ListResult<Stored<Deployment>>;
+    return result as ListResult<U>;
   }
 
   // --- Secrets -------------------------------------------------------------------------------------------
@@ -364,12 +364,12 @@ export class ClientNodeKubernetes implements KubernetesPort {
 
   // --- Pods, Events, Namespaces --------------------------------------------------------------------------
 
-  async listPods(
+  async listPods<U = Stored<Pod>>(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
-    select?: Select<Stored<Pod>>,
-  ): Promise<ListResult<Stored<Pod>>> {
+    select?: Select<Stored<Pod>, U>,
+  ): Promise<ListResult<U>> {
     const result = await this.list(
       'pods',
       namespace,
@@ -378,9 +378,9 @@ export class ClientNodeKubernetes implements KubernetesPort {
         namespace === undefined
           ? this.core.listPodForAllNamespacesWithHttpInfo({ ...page, labelSelector })
           : this.core.listNamespacedPodWithHttpInfo({ ...page, namespace, labelSelector }),
-      select as Select<unknown> | undefined,
+      select as Select<unknown, unknown> | undefined,
     );
-    return result as ListResult<Stored<Pod>>;
+    return result as ListResult<U>;
   }
 
   async getPod(namespace: string, name: string): Promise<Stored<Pod> | undefined> {
@@ -581,7 +581,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
     namespace: string | undefined,
     pageSize: number | undefined,
     fetchPage: (page: Page) => Promise<Answer>,
-    select: Select<unknown> = (item) => item,
+    select: Select<unknown, unknown> = (item) => item,
   ): Promise<ListResult<unknown>> {
     const ctx = { verb: 'list', resource, namespace } as const;
     const limit = pageSize ?? DEFAULT_PAGE_SIZE;
@@ -596,7 +596,10 @@ export class ClientNodeKubernetes implements KubernetesPort {
         do {
           const page: Page = token === undefined ? { limit } : { limit, _continue: token };
           const list = (await wireJson(await this.call(ctx, () => fetchPage(page)))) as WireList;
-          for (const item of list.items ?? []) items.push(select(item));
+          for (const item of list.items ?? []) {
+            const kept = select(item);
+            if (kept !== undefined) items.push(kept);
+          }
           resourceVersion ??= list.metadata?.resourceVersion;
           token = list.metadata?.continue || undefined;
         } while (token !== undefined);

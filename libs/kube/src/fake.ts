@@ -136,8 +136,14 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 
 type AnyStored = Stored<KubeObject> & { spec?: unknown; status?: unknown; data?: unknown };
 
-function selected<T>(result: ListResult<T>, select: Select<T> | undefined): ListResult<T> {
-  return select ? { ...result, items: result.items.map(select) } : result;
+function selected<T, U>(result: ListResult<T>, select: Select<T, U> | undefined): ListResult<U> {
+  if (!select) return result as unknown as ListResult<U>;
+  const items: U[] = [];
+  for (const item of result.items) {
+    const kept = select(item);
+    if (kept !== undefined) items.push(kept);
+  }
+  return { ...result, items };
 }
 
 function clone<T>(o: T): T {
@@ -294,13 +300,16 @@ export class FakeKubernetes implements KubernetesPort {
   deleteDeployment(namespace: string, name: string): Promise<DeleteResult> {
     return this.remove('deployments', namespace, name);
   }
-  async listDeployments(
+  async listDeployments<U = Stored<Deployment>>(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
-    select?: Select<Stored<Deployment>>,
-  ): Promise<ListResult<Stored<Deployment>>> {
-    return selected(await this.list('deployments', namespace, { labelSelector, pageSize }), select);
+    select?: Select<Stored<Deployment>, U>,
+  ): Promise<ListResult<U>> {
+    return selected(
+      await this.list<Deployment>('deployments', namespace, { labelSelector, pageSize }),
+      select,
+    );
   }
 
   getSecret(namespace: string, name: string): Promise<Stored<Secret> | undefined> {
@@ -348,13 +357,13 @@ export class FakeKubernetes implements KubernetesPort {
     return this.remove('jobs', namespace, name);
   }
 
-  async listPods(
+  async listPods<U = Stored<Pod>>(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
-    select?: Select<Stored<Pod>>,
-  ): Promise<ListResult<Stored<Pod>>> {
-    return selected(await this.list('pods', namespace, { labelSelector, pageSize }), select);
+    select?: Select<Stored<Pod>, U>,
+  ): Promise<ListResult<U>> {
+    return selected(await this.list<Pod>('pods', namespace, { labelSelector, pageSize }), select);
   }
   deletePod(namespace: string, name: string): Promise<DeleteResult> {
     return this.remove('pods', namespace, name);

@@ -2,7 +2,7 @@
  * @opi/kube: the Kubernetes port the workers converge the cluster through, its adapter over
  * @kubernetes/client-node (the only place that imports it), and an in-memory fake for worker tests.
  */
-export type { DeleteResult, KubernetesPort, ListResult, PatchResult } from './port.js';
+export type { DeleteResult, KubernetesPort, ListResult, PatchResult, Select } from './port.js';
 export { DEFAULT_PAGE_SIZE } from './port.js';
 export * from './objects.js';
 export {

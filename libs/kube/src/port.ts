@@ -37,8 +37,13 @@ export interface ListResult<T> {
   resourceVersion: string;
 }
 
-/** Applied to each listed object as its page arrives; answers what the list keeps of it. */
-export type Select<T> = (item: T) => T;
+/**
+ * Applied to each listed object as its page arrives; answers what the list keeps of it, or undefined to
+ * keep nothing. A page's objects are garbage as soon as it is read, so a caller listing 100,000 objects
+ * holds only its summaries. It must be pure: a list restarted after an expired continue token applies it
+ * again to the objects it already saw.
+ */
+export type Select<T, U> = (item: T) => U | undefined;
 
 /** Objects per page when the caller gives no pageSize; kubectl's chunk size. */
 export const DEFAULT_PAGE_SIZE = 500;
@@ -50,12 +55,12 @@ export interface KubernetesPort {
   replaceDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>>;
   deleteDeployment(namespace: string, name: string): Promise<DeleteResult>;
   /** `namespace` undefined lists across all namespaces; `labelSelector` in query syntax (`a=b,c in (d)`). */
-  listDeployments(
+  listDeployments<U = Stored<Deployment>>(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
-    select?: Select<Stored<Deployment>>,
-  ): Promise<ListResult<Stored<Deployment>>>;
+    select?: Select<Stored<Deployment>, U>,
+  ): Promise<ListResult<U>>;
 
   // v1 Secrets: image pull credentials and app environment.
   getSecret(namespace: string, name: string): Promise<Stored<Secret> | undefined>;
@@ -95,12 +100,12 @@ export interface KubernetesPort {
   ): Promise<PatchResult>;
 
   // v1 Pods: instance state, and stopping one instance.
-  listPods(
+  listPods<U = Stored<Pod>>(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
-    select?: Select<Stored<Pod>>,
-  ): Promise<ListResult<Stored<Pod>>>;
+    select?: Select<Stored<Pod>, U>,
+  ): Promise<ListResult<U>>;
   deletePod(namespace: string, name: string): Promise<DeleteResult>;
   getPod(namespace: string, name: string): Promise<Stored<Pod> | undefined>;
   /**

@@ -18,7 +18,8 @@ export function keys(prefix: string) {
     generation: `${prefix}:state:generation`,
     /** Hash process guid → cached instances (from the sync). */
     instances: `${prefix}:state:instances`,
-    instancesNext: `${prefix}:state:instances:next`,
+    /** One sync's snapshot of `instances` while it writes it (see InstancesSnapshot). */
+    instancesNext: (id: string) => `${prefix}:state:instances:next:${id}`,
     /** Hash of facts about the last sync. */
     syncMeta: `${prefix}:state:sync`,
     syncLock: `${prefix}:state:sync:lock`,

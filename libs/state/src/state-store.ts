@@ -51,6 +51,17 @@ export type UpdateFields = { instances: number; annotation: string; image?: stri
 /** How long a confirmed tombstone is kept, so a stale listing cannot mistake its workload for a lost one. */
 export const TOMBSTONE_TTL_SECONDS = 3600;
 
+/**
+ * The replies of a MULTI or pipeline, or its first error: each command reports its own, and an
+ * unreachable Redis (no replies at all) must not read as empty answers.
+ */
+async function replies(batch: { exec(): Promise<[Error | null, unknown][] | null> }): Promise<unknown[]> {
+  const res = await batch.exec();
+  if (!res) throw new Error('Connection is closed');
+  for (const [err] of res) if (err) throw err;
+  return res.map(([, value]) => value);
+}
+
 function schedOf(lrp: DesiredLrp): string {
   return schedulingInfoJson(lrp.processGuid, lrp.guid, lrp.version, lrp.annotation);
 }
@@ -198,13 +209,12 @@ export class StateStore {
    * the version is undefined when none was written since Redis lost its data.
    */
   async schedulingInfos(): Promise<{ version: string | undefined; body: string }> {
-    const res = await this.redis.multi().get(this.keys.schedVersion).hvals(this.keys.sched).exec();
-    if (!res) throw new Error('Connection is closed');
-    for (const [err] of res) if (err) throw err;
-    const version = res[0]?.[1];
+    const [version, values] = await replies(
+      this.redis.multi().get(this.keys.schedVersion).hvals(this.keys.sched),
+    );
     return {
       version: typeof version === 'string' ? version : undefined,
-      body: schedulingInfosBody((res[1]?.[1] as string[] | undefined) ?? []),
+      body: schedulingInfosBody((values as string[] | undefined) ?? []),
     };
   }
 
@@ -259,25 +269,17 @@ export class StateStore {
 
   /** Swaps in a complete instances snapshot and the sync's facts, atomically. */
   async writeCache(instances: ReadonlyMap<string, CachedInstances | string>, meta: SyncMeta): Promise<void> {
-    const m = this.redis.multi();
-    m.del(this.keys.instancesNext);
-    const entries = [...instances.entries()];
-    for (let i = 0; i < entries.length; i += 1000) {
-      const chunk = entries.slice(i, i + 1000);
-      m.hset(
-        this.keys.instancesNext,
-        Object.fromEntries(chunk.map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])),
-      );
-    }
-    if (entries.length) m.rename(this.keys.instancesNext, this.keys.instances);
-    else m.del(this.keys.instances);
-    m.hset(this.keys.syncMeta, {
-      syncedAt: String(meta.syncedAt),
-      durationMs: String(meta.durationMs),
-      deployments: String(meta.deployments),
-      pods: String(meta.pods),
-    });
-    await m.exec();
+    const snapshot = this.instancesSnapshot();
+    for (const [pg, v] of instances) await snapshot.add(pg, typeof v === 'string' ? v : JSON.stringify(v));
+    await snapshot.commit(meta);
+  }
+
+  /**
+   * A new instances snapshot, written in chunks as the sync builds it and swapped in whole by `commit`:
+   * the sync never holds every entry at once (100,000 apps), and readers still see one complete snapshot.
+   */
+  instancesSnapshot(): InstancesSnapshot {
+    return new InstancesSnapshot(this.redis, this.keys, randomUUID());
   }
 
   async cachedInstances(processGuid: string): Promise<CachedInstances | undefined> {
@@ -286,35 +288,28 @@ export class StateStore {
   }
 
   /**
-   * Every cached instance assignment, for the next sync to keep indexes stable; as Maps, not objects
-   * keyed by pod names (a hidden class per app at 100,000 apps).
+   * The cached instance assignments of these LRPs (one round trip), for the next sync to keep indexes
+   * stable; as Maps, not objects keyed by pod names (a hidden class per app at 100,000 apps).
    */
-  async allCachedAssignments(): Promise<Map<string, Map<string, number>>> {
-    const all = await this.redis.hgetall(this.keys.instances);
-    const out = new Map<string, Map<string, number>>();
-    for (const [k, v] of Object.entries(all)) {
-      out.set(k, new Map(Object.entries((JSON.parse(v) as CachedInstances).assignments)));
-    }
-    return out;
+  async cachedAssignments(processGuids: readonly string[]): Promise<Map<string, number>[]> {
+    if (processGuids.length === 0) return [];
+    const values = await this.redis.hmget(this.keys.instances, ...processGuids);
+    return values.map((v) =>
+      v ? new Map(Object.entries((JSON.parse(v) as CachedInstances).assignments)) : new Map<string, number>(),
+    );
   }
 
-  /** The record and the cached instances of one LRP, in one round trip. */
   /** The record, the cached instances and when the cache was synced (ms, if ever), in one round trip. */
   async lrpWithInstances(
     processGuid: string,
   ): Promise<{ record?: LrpRecord; cached?: CachedInstances; syncedAt?: number }> {
-    const res = await this.redis
-      .pipeline()
-      .get(this.keys.lrp(processGuid))
-      .hget(this.keys.instances, processGuid)
-      .hget(this.keys.syncMeta, 'syncedAt')
-      .exec();
-    // A pipeline reports errors per command; an unreachable Redis must not read as "no record".
-    if (!res) throw new Error('Connection is closed');
-    for (const [err] of res) if (err) throw err;
-    const rec = res[0]?.[1];
-    const inst = res[1]?.[1];
-    const synced = res[2]?.[1];
+    const [rec, inst, synced] = await replies(
+      this.redis
+        .pipeline()
+        .get(this.keys.lrp(processGuid))
+        .hget(this.keys.instances, processGuid)
+        .hget(this.keys.syncMeta, 'syncedAt'),
+    );
     return {
       ...(typeof rec === 'string' ? { record: JSON.parse(rec) as LrpRecord } : {}),
       ...(typeof inst === 'string' ? { cached: JSON.parse(inst) as CachedInstances } : {}),
@@ -340,5 +335,67 @@ export class StateStore {
     return async () => {
       await runScript(this.redis, RELEASE_LOCK, [this.keys.syncLock], [owner]);
     };
+  }
+}
+
+/** Entries per HSET while a snapshot is written. */
+const SNAPSHOT_CHUNK = 1000;
+/** A snapshot its sync abandoned (a crash) expires on its own. */
+const SNAPSHOT_TTL_MS = 15 * 60_000;
+
+/**
+ * One sync's instances snapshot. Its key is its own (the sync's lock can expire under a slow sync, and a
+ * second sync must not write into the first's snapshot); the rename makes it the cache at once.
+ */
+export class InstancesSnapshot {
+  private readonly key: string;
+  private chunk: string[] = [];
+  private written = 0;
+
+  constructor(
+    private readonly redis: Redis | Cluster,
+    private readonly keys: Keys,
+    id: string,
+  ) {
+    this.key = keys.instancesNext(id);
+  }
+
+  async add(processGuid: string, entry: string): Promise<void> {
+    this.chunk.push(processGuid, entry);
+    if (this.chunk.length >= 2 * SNAPSHOT_CHUNK) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.chunk.length === 0) return;
+    const fields = this.chunk;
+    this.chunk = [];
+    await replies(
+      this.redis
+        .multi()
+        .hset(this.key, ...fields)
+        .pexpire(this.key, SNAPSHOT_TTL_MS),
+    );
+    this.written += fields.length / 2;
+  }
+
+  /** Makes this snapshot the cache (an empty one empties it) and records the sync's facts. */
+  async commit(meta: SyncMeta): Promise<void> {
+    await this.flush();
+    const m = this.redis.multi();
+    if (this.written > 0) m.rename(this.key, this.keys.instances).persist(this.keys.instances);
+    else m.del(this.keys.instances);
+    m.hset(this.keys.syncMeta, {
+      syncedAt: String(meta.syncedAt),
+      durationMs: String(meta.durationMs),
+      deployments: String(meta.deployments),
+      pods: String(meta.pods),
+    });
+    await replies(m);
+  }
+
+  /** Drops what was written (a sync that failed half-way). */
+  async abandon(): Promise<void> {
+    this.chunk = [];
+    await this.redis.del(this.key);
   }
 }

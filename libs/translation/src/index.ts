@@ -20,3 +20,4 @@ export * from './staging-job.js';
 export * from './job-outcome.js';
 export * from './crashes.js';
 export * from './slim.js';
+export * from './sync-summaries.js';

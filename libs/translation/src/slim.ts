@@ -1,24 +1,12 @@
 /**
- * What the sync keeps of each object it lists. At 100,000 apps a full listing of Deployments (each
- * carrying its desired LRP as an annotation) and pods (env, probes, volumes, managedFields) would hold
- * gigabytes; these keep only the fields the sync and the functions it calls read (instance state, crash
- * reports, Job outcomes, the generation check), and the tests pin that they answer the same.
+ * A pod as the sync keeps it when it must keep the pod itself (Job pods, app pods with crashes to
+ * report; see sync-summaries.ts): a full pod (env, probes, volumes, managedFields) is kilobytes. Only the
+ * fields the sync and the functions it calls read (instance state, crash reports, Job outcomes) stay, and
+ * the tests pin that they answer the same.
  */
 import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
-import type { ContainerStatus, Deployment, Pod } from './k8s-objects.js';
-import {
-  ANNOTATION_GENERATION,
-  ANNOTATION_LAST_UPDATED,
-  ANNOTATION_PROCESS_GUID,
-  LABEL_GUID,
-  LABEL_MANAGED_BY,
-  LABEL_SOURCE_TYPE,
-  LABEL_VERSION,
-} from './labels.js';
-
-const DEPLOYMENT_ANNOTATIONS = [ANNOTATION_PROCESS_GUID, ANNOTATION_LAST_UPDATED, ANNOTATION_GENERATION];
-/** The labels the sync reads off a Deployment: its LRP's, when the annotation is missing. */
-const DEPLOYMENT_LABELS = [LABEL_GUID, LABEL_VERSION];
+import type { ContainerStatus, Pod } from './k8s-objects.js';
+import { LABEL_GUID, LABEL_MANAGED_BY, LABEL_SOURCE_TYPE, LABEL_VERSION } from './labels.js';
 
 /** The labels the sync reads off a pod: its LRP, its kind, its Job. */
 const POD_LABELS = [
@@ -102,21 +90,5 @@ export function slimPod<T extends Pod>(pod: T): T {
           },
         }
       : {}),
-  } as T;
-}
-
-/** A Deployment's identity, its LRP's labels and the annotations the sync compares; no spec, no status. */
-export function slimDeployment<T extends Deployment>(d: T): T {
-  const m = d.metadata;
-  return {
-    ...(d.apiVersion ? { apiVersion: d.apiVersion } : {}),
-    ...(d.kind ? { kind: d.kind } : {}),
-    metadata: {
-      name: m.name,
-      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
-      ...(m.uid !== undefined ? { uid: m.uid } : {}),
-      labels: pick(m.labels, DEPLOYMENT_LABELS),
-      annotations: pick(m.annotations, DEPLOYMENT_ANNOTATIONS),
-    },
   } as T;
 }

@@ -9,33 +9,29 @@
  */
 import { randomUUID } from 'node:crypto';
 import { schedulingInfoJson } from '@opi/contract';
-import type { CachedInstances, RecordState } from '@opi/state';
+import type { CachedInstances, InstancesSnapshot, RecordState } from '@opi/state';
 import {
-  ANNOTATION_GENERATION,
-  ANNOTATION_LAST_UPDATED,
-  ANNOTATION_PROCESS_GUID,
   APP_SELECTOR,
   LABEL_MANAGED_BY,
-  LABEL_SOURCE_TYPE,
   MANAGED_BY,
-  SOURCE_TYPE_APP,
-  type Deployment,
-  LABEL_GUID,
-  LABEL_VERSION,
+  type AppPodSummary,
+  type DeploymentSummary,
   type Pod,
   assignIndexMap,
   crashReportsFor,
   reportedCrashesOf,
   lrpFromDeployment,
-  podToInstance,
-  slimDeployment,
-  slimPod,
+  summarizeDeployment,
+  summarizeManagedPod,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
 
 /** Every object the service manages, whatever its kind. */
 const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+
+/** LRPs whose previous assignments are read, and entries built, per round trip. */
+const CACHE_BATCH = 1000;
 
 export interface SyncReport {
   deployments: number;
@@ -46,20 +42,6 @@ export interface SyncReport {
   crashes: number;
   jobs: JobSyncReport;
   durationMs: number;
-}
-
-function processGuidOfDeployment(d: Deployment): string | undefined {
-  const a = d.metadata.annotations?.[ANNOTATION_PROCESS_GUID];
-  if (a) return a;
-  const g = d.metadata.labels?.[LABEL_GUID];
-  const v = d.metadata.labels?.[LABEL_VERSION];
-  return g && v ? `${g}-${v}` : undefined;
-}
-
-function processGuidOfPod(p: Pod): string | undefined {
-  const g = p.metadata.labels?.[LABEL_GUID];
-  const v = p.metadata.labels?.[LABEL_VERSION];
-  return g && v ? `${g}-${v}` : undefined;
 }
 
 export async function syncCluster(deps: HandlerDeps, lockTtlMs: number): Promise<SyncReport | undefined> {
@@ -76,65 +58,31 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   const started = Date.now();
   const { store, kube } = deps;
   const records = await store.allRecordStates();
-  const previous = await store.allCachedAssignments();
-  // Only what the sync reads is kept of each listed object (see slim.ts): at 100,000 apps the whole
-  // listings would not fit a small worker. A Deployment with no record is read again, whole, to be rebuilt.
-  const deployments = await kube.listDeployments(deps.syncNamespace, APP_SELECTOR, undefined, slimDeployment);
+  // Each listed object is reduced to a flat summary as its page arrives (see sync-summaries.ts): at
+  // 100,000 apps the listings, even slimmed, would not fit a small worker. A Deployment with no record is
+  // read again, whole, to be rebuilt.
+  const deployments = await kube.listDeployments(
+    deps.syncNamespace,
+    APP_SELECTOR,
+    undefined,
+    summarizeDeployment,
+  );
   // One listing of every pod the service manages, split by kind: apps here, task and staging pods for
   // syncJobs (three listings would cost three passes over what may be 100,000 pods).
-  const managed = await kube.listPods(deps.syncNamespace, MANAGED_SELECTOR, undefined, slimPod);
-  const pods = {
-    items: managed.items.filter((p) => p.metadata.labels?.[LABEL_SOURCE_TYPE] === SOURCE_TYPE_APP),
-  };
-  const jobPods = managed.items.filter((p) => p.metadata.labels?.[LABEL_SOURCE_TYPE] !== SOURCE_TYPE_APP);
+  const managed = await kube.listPods(deps.syncNamespace, MANAGED_SELECTOR, undefined, summarizeManagedPod);
+  const appPods: AppPodSummary[] = [];
+  const jobPods: Pod[] = [];
+  for (const p of managed.items) {
+    if (p.kind === 'app') appPods.push(p);
+    else jobPods.push(p.pod);
+  }
+  managed.items.length = 0;
 
-  const byGuid = new Map<string, Deployment>();
-  for (const d of deployments.items) {
-    const pg = processGuidOfDeployment(d);
-    if (pg) byGuid.set(pg, d);
-  }
-  const podsByGuid = new Map<string, Pod[]>();
-  for (const p of pods.items) {
-    const pg = processGuidOfPod(p);
-    // A terminating pod is no longer an instance; its replacement is.
-    if (!pg || p.metadata.deletionTimestamp) continue;
-    const list = podsByGuid.get(pg) ?? [];
-    list.push(p);
-    podsByGuid.set(pg, list);
-  }
+  const crashes = await writeInstances(deps, appPods, { started, deployments: deployments.items.length });
 
-  // Each LRP's cache entry is serialised at once; only the assignments stay, as Maps (see indexes.ts).
-  const cache = new Map<string, string>();
-  const assigned = new Map<string, Map<string, number>>();
-  for (const [pg, list] of podsByGuid) {
-    const assignments = assignIndexMap(
-      previous.get(pg) ?? new Map<string, number>(),
-      list.map((p) => ({ name: p.metadata.name, creationTimestamp: p.metadata.creationTimestamp ?? '' })),
-    );
-    assigned.set(pg, assignments);
-    const entry: CachedInstances = {
-      assignments: Object.fromEntries(assignments),
-      instances: list.map((p) => {
-        const info = podToInstance(p, assignments.get(p.metadata.name) ?? 0);
-        return {
-          index: info.index,
-          podName: info.podName,
-          sinceNs: info.sinceNs.toString(),
-          state: info.state,
-          ...(info.placementError ? { placementError: info.placementError } : {}),
-        };
-      }),
-    };
-    cache.set(pg, JSON.stringify(entry));
-  }
-  previous.clear();
-  const crashes = deps.ccInternalUrl ? await enqueueCrashReports(deps, podsByGuid, assigned) : 0;
-  await store.writeCache(cache, {
-    syncedAt: Date.now(),
-    durationMs: Date.now() - started,
-    deployments: deployments.items.length,
-    pods: pods.items.length,
-  });
+  const byGuid = new Map<string, DeploymentSummary>();
+  for (const d of deployments.items) byGuid.set(d.processGuid, d);
+  deployments.items.length = 0;
 
   const runId = `sync${started}`;
   let converging = 0;
@@ -149,7 +97,7 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   for (const [pg, rec] of records) {
     const d = byGuid.get(pg);
     if (rec.state === 'desired') {
-      if (!d || d.metadata.annotations?.[ANNOTATION_GENERATION] !== String(rec.generation))
+      if (!d || d.generation !== String(rec.generation))
         await converge(pg, !d ? 'missing from the cluster' : 'behind');
     } else if (d) {
       await converge(pg, 'stopped but present');
@@ -162,7 +110,7 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
     if (records.has(pg)) continue;
     // Most often one desired after the records were read: its record exists now.
     if (await store.get(pg)) continue;
-    const d = await kube.getDeployment(listed.metadata.namespace ?? '', listed.metadata.name);
+    const d = await kube.getDeployment(listed.namespace, listed.name);
     if (!d) continue;
     const secretName = d.spec?.template.spec?.imagePullSecrets?.[0]?.name;
     const secret = secretName ? await kube.getSecret(d.metadata.namespace ?? '', secretName) : undefined;
@@ -176,8 +124,8 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   await store.showExisting(showExisting, drop);
   const jobs = await syncJobs(deps, jobPods);
   const report = {
-    deployments: deployments.items.length,
-    pods: pods.items.length,
+    deployments: byGuid.size,
+    pods: appPods.length,
     converging,
     adopted,
     crashes,
@@ -188,41 +136,96 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   return report;
 }
 
+/**
+ * Builds and swaps in the instances cache from the app pods, an LRP at a time: its pods get their indexes
+ * (keeping the previous assignments, read per batch rather than all at once) and its entry is written
+ * out at once. Enqueues the crash reports the pods are due; answers how many.
+ */
+async function writeInstances(
+  deps: HandlerDeps,
+  pods: AppPodSummary[],
+  meta: { started: number; deployments: number },
+): Promise<number> {
+  // Sorted by LRP, each LRP's pods are one run of the array: no per-LRP lists to hold.
+  pods.sort((a, b) => (a.processGuid < b.processGuid ? -1 : a.processGuid > b.processGuid ? 1 : 0));
+  const runs: [number, number][] = [];
+  for (let i = 0; i < pods.length;) {
+    let j = i + 1;
+    while (j < pods.length && pods[j]?.processGuid === pods[i]?.processGuid) j++;
+    runs.push([i, j]);
+    i = j;
+  }
+  const snapshot = deps.store.instancesSnapshot();
+  let crashes = 0;
+  try {
+    for (let b = 0; b < runs.length; b += CACHE_BATCH) {
+      const batch = runs.slice(b, b + CACHE_BATCH);
+      const previous = await deps.store.cachedAssignments(batch.map(([i]) => pods[i]?.processGuid ?? ''));
+      for (const [k, [i, j]] of batch.entries()) {
+        const run = pods.slice(i, j);
+        const pg = run[0]?.processGuid ?? '';
+        const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
+        await snapshot.add(pg, instancesEntry(run, assignments));
+        if (deps.ccInternalUrl) crashes += await enqueueCrashReports(deps, run, assignments);
+      }
+    }
+    await snapshot.commit({
+      syncedAt: Date.now(),
+      durationMs: Date.now() - meta.started,
+      deployments: meta.deployments,
+      pods: pods.length,
+    });
+  } catch (e) {
+    await abandon(snapshot);
+    throw e;
+  }
+  return crashes;
+}
+
+async function abandon(snapshot: InstancesSnapshot): Promise<void> {
+  // The snapshot expires by itself; a Redis that failed the sync may fail this as well.
+  await snapshot.abandon().catch(() => undefined);
+}
+
+/** One LRP's cache entry, serialised at once (only the string is kept). */
+function instancesEntry(run: readonly AppPodSummary[], assignments: ReadonlyMap<string, number>): string {
+  const entry: CachedInstances = {
+    assignments: Object.fromEntries(assignments),
+    instances: run.map((p) => ({
+      index: assignments.get(p.name) ?? 0,
+      podName: p.name,
+      sinceNs: p.sinceNs,
+      state: p.state,
+      ...(p.placementError ? { placementError: p.placementError } : {}),
+    })),
+  };
+  return JSON.stringify(entry);
+}
+
 /** A stopped LRP whose Deployment still exists stays in GET /apps, so CC sees it until it is gone. */
-function schedEntryOf(rec: Extract<RecordState, { state: 'stopped' }>, d: Deployment): string {
-  return schedulingInfoJson(
-    rec.processGuid,
-    rec.guid,
-    rec.version,
-    d.metadata.annotations?.[ANNOTATION_LAST_UPDATED] ?? '',
-  );
+function schedEntryOf(rec: Extract<RecordState, { state: 'stopped' }>, d: DeploymentSummary): string {
+  return schedulingInfoJson(rec.processGuid, rec.guid, rec.version, d.lastUpdated ?? '');
 }
 
 /** One report per crash not yet marked on its pod; the job id (pod uid, crash count) makes repeats free. */
 async function enqueueCrashReports(
   deps: HandlerDeps,
-  podsByGuid: Map<string, Pod[]>,
-  assigned: Map<string, Map<string, number>>,
+  run: readonly AppPodSummary[],
+  assignments: ReadonlyMap<string, number>,
 ): Promise<number> {
   let n = 0;
-  for (const [pg, list] of podsByGuid) {
-    const assignments = assigned.get(pg);
-    for (const pod of list) {
-      const { reports, reportedUpTo } = crashReportsFor(
-        pod,
-        pg,
-        assignments?.get(pod.metadata.name) ?? 0,
-        reportedCrashesOf(pod),
-      );
-      for (const r of reports) {
-        await deps.producer.reportCrash({
-          ...r,
-          podNamespace: pod.metadata.namespace ?? '',
-          podUid: pod.metadata.uid ?? '',
-          reportedUpTo,
-        });
-        n++;
-      }
+  for (const { unreported: pod, processGuid } of run) {
+    if (!pod) continue;
+    const index = assignments.get(pod.metadata.name) ?? 0;
+    const { reports, reportedUpTo } = crashReportsFor(pod, processGuid, index, reportedCrashesOf(pod));
+    for (const r of reports) {
+      await deps.producer.reportCrash({
+        ...r,
+        podNamespace: pod.metadata.namespace ?? '',
+        podUid: pod.metadata.uid ?? '',
+        reportedUpTo,
+      });
+      n++;
     }
   }
   return n;

@@ -1,0 +1,101 @@
+/**
+ * What the sync keeps of each object it lists, reduced as each page arrives (the port's `select`). At
+ * 100,000 apps even slim copies of every Deployment and pod (slim.ts) outgrew a 300 MB heap: nested
+ * metadata, label maps and status objects per pod. A summary is one flat object of strings, the same
+ * shape for every object (so V8 gives them one hidden class), holding only what the sync decides from.
+ */
+import type { InstanceState } from '@opi/domain';
+import { crashReportsFor, reportedCrashesOf } from './crashes.js';
+import { podToInstance } from './instances.js';
+import type { Deployment, Pod } from './k8s-objects.js';
+import {
+  ANNOTATION_GENERATION,
+  ANNOTATION_LAST_UPDATED,
+  ANNOTATION_PROCESS_GUID,
+  LABEL_GUID,
+  LABEL_SOURCE_TYPE,
+  LABEL_VERSION,
+  SOURCE_TYPE_APP,
+} from './labels.js';
+import { slimPod } from './slim.js';
+
+/** An LRP's Deployment as the sync compares it with the LRP's record. */
+export interface DeploymentSummary {
+  processGuid: string;
+  name: string;
+  namespace: string;
+  /** The generation of the record it was last converged to (annotation), if any. */
+  generation: string | undefined;
+  /** CC's `last_updated` annotation, shown for a stopped LRP still present. */
+  lastUpdated: string | undefined;
+}
+
+/** An app pod as one instance of its LRP; its index is assigned once all the LRP's pods are known. */
+export interface AppPodSummary {
+  kind: 'app';
+  processGuid: string;
+  name: string;
+  creationTimestamp: string | undefined;
+  state: InstanceState;
+  /** Unix nanoseconds, as the cache keeps them. */
+  sinceNs: string;
+  placementError: string | undefined;
+  /**
+   * The pod itself (slim) only while it has crashes CC has not been told of: their reports carry the
+   * instance index, known only once all its LRP's pods are. Rare, so kept whole.
+   */
+  unreported: Pod | undefined;
+}
+
+/** A task or staging pod, kept slim for the Job pass (there are few). */
+export interface JobPodSummary {
+  kind: 'job';
+  pod: Pod;
+}
+
+export type ManagedPodSummary = AppPodSummary | JobPodSummary;
+
+/** The process guid of an LRP object: its annotation, else its guid and version labels. */
+export function processGuidOf(o: Deployment | Pod): string | undefined {
+  const a = o.metadata.annotations?.[ANNOTATION_PROCESS_GUID];
+  if (a) return a;
+  const g = o.metadata.labels?.[LABEL_GUID];
+  const v = o.metadata.labels?.[LABEL_VERSION];
+  return g && v ? `${g}-${v}` : undefined;
+}
+
+/** Undefined for a Deployment that names no LRP (nothing the sync could do with it). */
+export function summarizeDeployment(d: Deployment): DeploymentSummary | undefined {
+  const processGuid = processGuidOf(d);
+  if (!processGuid) return undefined;
+  const a = d.metadata.annotations;
+  return {
+    processGuid,
+    name: d.metadata.name,
+    namespace: d.metadata.namespace ?? '',
+    generation: a?.[ANNOTATION_GENERATION],
+    lastUpdated: a?.[ANNOTATION_LAST_UPDATED],
+  };
+}
+
+/**
+ * App pods become instances; a terminating one is no longer an instance (its replacement is) and an app
+ * pod naming no LRP is nothing, both undefined. Every other pod is a Job's.
+ */
+export function summarizeManagedPod(pod: Pod): ManagedPodSummary | undefined {
+  if (pod.metadata.labels?.[LABEL_SOURCE_TYPE] !== SOURCE_TYPE_APP) return { kind: 'job', pod: slimPod(pod) };
+  const processGuid = processGuidOf(pod);
+  if (!processGuid || pod.metadata.deletionTimestamp) return undefined;
+  const info = podToInstance(pod, 0);
+  const pending = crashReportsFor(pod, processGuid, 0, reportedCrashesOf(pod)).reports.length > 0;
+  return {
+    kind: 'app',
+    processGuid,
+    name: pod.metadata.name,
+    creationTimestamp: pod.metadata.creationTimestamp ?? undefined,
+    state: info.state,
+    sinceNs: info.sinceNs.toString(),
+    placementError: info.placementError,
+    unreported: pending ? slimPod(pod) : undefined,
+  };
+}

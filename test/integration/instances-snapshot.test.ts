@@ -36,7 +36,7 @@ function entry(pods: Record<string, number>): string {
 const meta = (pods: number) => ({ syncedAt: Date.now(), durationMs: 1, deployments: pods, pods });
 
 async function snapshotKeys(): Promise<string[]> {
-  return redis.keys(`${store.keys.instancesNext('*')}`);
+  return redis.keys(store.keys.instancesNext('*'));
 }
 
 describe('instances snapshots', () => {

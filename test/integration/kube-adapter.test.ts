@@ -208,6 +208,25 @@ describe('ClientNodeKubernetes: Secrets and PodDisruptionBudgets', () => {
 });
 
 describe('ClientNodeKubernetes: Jobs, Pods, Events, Namespaces', () => {
+  it("answers with the server's JSON, not client-node's models (which hold timestamps as Dates)", async () => {
+    await kube.createJob(NS, job('wire-1'));
+    const listed = await eventually(
+      async () => (await kube.listPods(NS, 'task=wire-1')).items[0],
+      'the Job pod',
+    );
+    const pod = await kube.getPod(NS, listed.metadata.name);
+    const created = await kube.getJob(NS, 'wire-1');
+    for (const o of [listed, pod, created]) {
+      expect(typeof o?.metadata.creationTimestamp).toBe('string');
+    }
+    expect(pod).toEqual(expect.objectContaining({ apiVersion: 'v1', kind: 'Pod' }));
+    // An error still carries the server's Status (client-node reads the body of a non-2xx).
+    const e = await kube.createJob(NS, job('wire-1')).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(AlreadyExistsError);
+    expect((e as Error).message).toContain('wire-1');
+    expect(await kube.deleteJob(NS, 'wire-1')).toBe('deleted');
+  });
+
   it('deletes a Job together with its pods, and a pod on its own', async () => {
     const j = await kube.createJob(NS, job('task-1'));
     expect(j.spec?.selector).toBeDefined();

@@ -6,8 +6,9 @@
  *   AbortController: client-node 1.x has no request time-out of its own, and an http.Agent `timeout`
  *   only emits an event that node-fetch ignores. The library also reads the whole body inside that
  *   window, so a server that stalls mid-body times out too.
- * - Answers are returned as the wire JSON the server sent (the buffered body parsed again), not
- *   client-node's typed models, which turn timestamps into Dates and drop fields they do not know.
+ * - Answers are returned as the wire JSON the server sent, not client-node's typed models, which turn
+ *   timestamps into Dates and drop fields they do not know; client-node is not even given a 2xx body to
+ *   model (see wireBody), which would cost as much again as the adapter's own parse.
  *   Requests go the other way unchanged: client-node's serializer passes string timestamps through, and
  *   no model of the kinds used here renames a field.
  * - Patches go with `setHeaderOptions('Content-Type', PatchStrategy.MergePatch)`: client-node would
@@ -116,8 +117,33 @@ function body(o: KubeObject): never {
   return o as never;
 }
 
+/** Where the adapter finds an answer's bytes as the server sent them. */
+const WIRE = Symbol('wire bytes');
+
+interface WireBody {
+  text(): Promise<string>;
+  binary(): Promise<Buffer>;
+  [WIRE]: Buffer;
+}
+
+/**
+ * A response body for client-node. Of a 2xx, client-node would parse the JSON again and build typed
+ * models that the adapter never reads (it reads the wire JSON, see top); for a 500-pod list page that
+ * was as much CPU and garbage as the adapter's own parse. So it is handed `{}` to build its model from,
+ * and the bytes stay under WIRE. An error's body stays whole: client-node puts it in its ApiException.
+ */
+function wireBody(data: Buffer, status: number): WireBody {
+  const ok = status >= 200 && status < 300;
+  return {
+    text: () => Promise.resolve(ok ? '{}' : data.toString('utf8')),
+    binary: () => Promise.resolve(ok ? Buffer.from('{}') : data),
+    [WIRE]: data,
+  };
+}
+
 async function wireJson(answer: Answer): Promise<unknown> {
-  return JSON.parse(await answer.body.text()) as unknown;
+  const bytes = (answer.body as Partial<WireBody>)[WIRE];
+  return JSON.parse(bytes ? bytes.toString('utf8') : await answer.body.text()) as unknown;
 }
 
 function invalidArgument(message: string, operation: string): KubeApiError {
@@ -184,10 +210,11 @@ function boundedHttpLibrary(timeoutMs: number, agents: AgentReuser): HttpLibrary
       try {
         const response = await fetchLibrary.send(request).toPromise();
         const data = await response.body.binary();
-        return new ResponseContext(response.httpStatusCode, response.headers, {
-          text: () => Promise.resolve(data.toString('utf8')),
-          binary: () => Promise.resolve(data),
-        });
+        return new ResponseContext(
+          response.httpStatusCode,
+          response.headers,
+          wireBody(data, response.httpStatusCode),
+        );
       } catch (e) {
         if (controller.signal.aborted) throw requestTimeoutError(timeoutMs);
         throw e;
@@ -386,8 +413,9 @@ export class ClientNodeKubernetes implements KubernetesPort {
   async getPod(namespace: string, name: string): Promise<Stored<Pod> | undefined> {
     const ctx = { verb: 'get', resource: 'pods', namespace, name } as const;
     try {
-      const answer = await this.call(ctx, () => this.core.readNamespacedPodWithHttpInfo({ namespace, name }));
-      return answer.data as unknown as Stored<Pod>;
+      return (await wireJson(
+        await this.call(ctx, () => this.core.readNamespacedPodWithHttpInfo({ namespace, name })),
+      )) as Stored<Pod>;
     } catch (e) {
       if (httpStatusOf(e) === 404) return undefined;
       throw classify(e, ctx);

@@ -128,9 +128,18 @@ async function startChild(
   nodeArgs: string[] = [],
 ): Promise<Child> {
   const fd = openSync(logFile, 'w');
-  // BENCH_PROFILE_DIR=dir: every service process writes a V8 CPU profile there when it exits.
+  // BENCH_PROFILE_DIR=dir: every service process writes a V8 CPU profile there when it exits, and a heap
+  // snapshot when it nears a heap limit (BENCH_WORKER_HEAP_MB), which shows what filled it.
   const profile = process.env['BENCH_PROFILE_DIR'];
-  const args = [...nodeArgs, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), script];
+  const profiling = profile
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${profile}`,
+        '--heapsnapshot-near-heap-limit=1',
+        `--diagnostic-dir=${profile}`,
+      ]
+    : [];
+  const args = [...nodeArgs, ...profiling, script];
   const proc = spawn(process.execPath, args, {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', fd, fd],
@@ -173,8 +182,15 @@ async function stopChild(c: Child): Promise<void> {
   clearTimeout(timer);
 }
 
+/** A process's resident memory; 0 once it is gone (its exit is noticed by the caller). */
 function rssBytes(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return 0;
+  }
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m?.[1] ? Number(m[1]) * 1024 : NaN;
 }
 
@@ -341,13 +357,20 @@ async function awaitSync(state: StateStore, worker: Child, size: number, after: 
   let peak = 0;
   const deadline = Date.now() + 600_000;
   for (;;) {
+    const { exitCode, signalCode } = worker.proc;
+    if (exitCode !== null || signalCode !== null) {
+      throw new Error(
+        `the worker died (${signalCode ?? `exit ${exitCode}`}) during the sync of ${size} LRPs` +
+          (WORKER_HEAP_MB > 0 ? ` with BENCH_WORKER_HEAP_MB=${WORKER_HEAP_MB}` : '') +
+          '; its log is bench/results/worker.log',
+      );
+    }
     peak = Math.max(peak, rssBytes(worker.pid));
     const meta = await state.syncMeta();
     if (meta && meta.syncedAt > after && meta.deployments === size) {
       log(`sync of ${size} LRPs, ${meta.pods} pods took ${meta.durationMs} ms`);
       return peak;
     }
-    if (worker.proc.exitCode !== null) throw new Error(`worker exited with ${worker.proc.exitCode}`);
     if (Date.now() > deadline) throw new Error(`no sync of ${size} Deployments within 10 minutes`);
     await new Promise((r) => setTimeout(r, 100));
   }

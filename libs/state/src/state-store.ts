@@ -43,8 +43,12 @@ export interface SyncMeta {
   pods: number;
 }
 
-/** A record as the sync sees it: a desired LRP's generation, or a stop's tombstone. */
-export type RecordState = { state: 'desired'; generation: number } | Extract<LrpRecord, { state: 'stopped' }>;
+/**
+ * A record as the sync sees it: a desired LRP's generation, or a stop's tombstone. `processGuid` is the
+ * very string the map is keyed by, so the sync can name an LRP without a copy per listed object.
+ */
+export type RecordState =
+  { state: 'desired'; generation: number; processGuid: string } | Extract<LrpRecord, { state: 'stopped' }>;
 
 export type UpdateFields = { instances: number; annotation: string; image?: string | undefined };
 
@@ -242,7 +246,12 @@ export class StateStore {
           return;
         }
         const rec = JSON.parse(v) as LrpRecord;
-        out.set(g, rec.state === 'desired' ? { state: 'desired', generation: rec.generation } : rec);
+        out.set(
+          g,
+          rec.state === 'desired'
+            ? { state: 'desired', generation: rec.generation, processGuid: g }
+            : { ...rec, processGuid: g },
+        );
       });
     }
     if (gone.length) await this.redis.srem(this.keys.lrps, ...gone);

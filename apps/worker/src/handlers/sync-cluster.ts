@@ -16,6 +16,7 @@ import {
   MANAGED_BY,
   type AppPodSummary,
   type DeploymentSummary,
+  type ManagedPodSummary,
   type Pod,
   assignIndexMap,
   crashReportsFor,
@@ -58,18 +59,18 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   const started = Date.now();
   const { store, kube } = deps;
   const records = await store.allRecordStates();
-  // Each listed object is reduced to a flat summary as its page arrives (see sync-summaries.ts): at
-  // 100,000 apps the listings, even slimmed, would not fit a small worker. A Deployment with no record is
-  // read again, whole, to be rebuilt.
-  const deployments = await kube.listDeployments(
-    deps.syncNamespace,
-    APP_SELECTOR,
-    undefined,
-    summarizeDeployment,
+  // Each listed object is reduced as its page arrives (see sync-summaries.ts): at 100,000 apps the
+  // listings, even slimmed, would not fit a small worker. A Deployment in step with its record is kept as
+  // that record, already in memory; only the others (behind, stopped, unrecorded) are summarised. One
+  // with no record is read again, whole, to be rebuilt.
+  const deployments = await kube.listDeployments(deps.syncNamespace, APP_SELECTOR, undefined, (d) =>
+    recordIfInStep(records, summarizeDeployment(d)),
   );
   // One listing of every pod the service manages, split by kind: apps here, task and staging pods for
   // syncJobs (three listings would cost three passes over what may be 100,000 pods).
-  const managed = await kube.listPods(deps.syncNamespace, MANAGED_SELECTOR, undefined, summarizeManagedPod);
+  const managed = await kube.listPods(deps.syncNamespace, MANAGED_SELECTOR, undefined, (p) =>
+    sharingGuid(records, summarizeManagedPod(p)),
+  );
   const appPods: AppPodSummary[] = [];
   const jobPods: Pod[] = [];
   for (const p of managed.items) {
@@ -77,11 +78,16 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
     else jobPods.push(p.pod);
   }
   managed.items.length = 0;
+  const deploymentCount = deployments.items.length;
 
-  const crashes = await writeInstances(deps, appPods, { started, deployments: deployments.items.length });
+  const crashes = await writeInstances(deps, appPods, { started, deployments: deploymentCount });
 
+  const inStep = new Set<RecordState>();
   const byGuid = new Map<string, DeploymentSummary>();
-  for (const d of deployments.items) byGuid.set(d.processGuid, d);
+  for (const d of deployments.items) {
+    if ('state' in d) inStep.add(d);
+    else byGuid.set(d.processGuid, d);
+  }
   deployments.items.length = 0;
 
   const runId = `sync${started}`;
@@ -95,10 +101,10 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   const showExisting = new Map<string, string>();
   const drop: string[] = [];
   for (const [pg, rec] of records) {
+    if (inStep.has(rec)) continue;
     const d = byGuid.get(pg);
     if (rec.state === 'desired') {
-      if (!d || d.generation !== String(rec.generation))
-        await converge(pg, !d ? 'missing from the cluster' : 'behind');
+      await converge(pg, !d ? 'missing from the cluster' : 'behind');
     } else if (d) {
       await converge(pg, 'stopped but present');
       showExisting.set(pg, schedEntryOf(rec, d));
@@ -124,7 +130,7 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   await store.showExisting(showExisting, drop);
   const jobs = await syncJobs(deps, jobPods);
   const report = {
-    deployments: byGuid.size,
+    deployments: deploymentCount,
     pods: appPods.length,
     converging,
     adopted,
@@ -185,6 +191,25 @@ async function writeInstances(
 async function abandon(snapshot: InstancesSnapshot): Promise<void> {
   // The snapshot expires by itself; a Redis that failed the sync may fail this as well.
   await snapshot.abandon().catch(() => undefined);
+}
+
+/** The LRP's record when the Deployment is in step with it (desired, same generation), else the summary. */
+function recordIfInStep(
+  records: ReadonlyMap<string, RecordState>,
+  d: DeploymentSummary | undefined,
+): DeploymentSummary | RecordState | undefined {
+  const rec = d && records.get(d.processGuid);
+  return rec?.state === 'desired' && d?.generation === String(rec.generation) ? rec : d;
+}
+
+/** The app pod's summary naming its LRP by the records' own string: one fewer string per pod. */
+function sharingGuid(
+  records: ReadonlyMap<string, RecordState>,
+  p: ManagedPodSummary | undefined,
+): ManagedPodSummary | undefined {
+  if (p?.kind !== 'app') return p;
+  const processGuid = records.get(p.processGuid)?.processGuid;
+  return processGuid ? { ...p, processGuid } : p;
 }
 
 /** One LRP's cache entry, serialised at once (only the string is kept). */

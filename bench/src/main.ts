@@ -39,11 +39,22 @@ const REDIS_DB = Number(process.env['BENCH_REDIS_DB'] ?? 9);
 const REDIS_URL = `redis://127.0.0.1:6379/${REDIS_DB}`;
 const quick = process.argv.includes('--quick');
 /**
- * BENCH_WORKER_HEAP_MB: a V8 old-space limit for the worker, as Node would size it in a container (0, the
- * default: none). At 400 MB the sync of 100k apps still runs out of heap, so the default run measures the
- * worker unbounded, as RSS then shows.
+ * The worker's Node flags: those it ships with (`npm run start:worker`, which k8s/ and the compose file
+ * repeat; a test keeps them equal), so the worker is measured as it runs. BENCH_WORKER_NODE_OPTIONS
+ * replaces them, e.g. `--max-old-space-size=128` or an empty string for V8's defaults.
  */
-const WORKER_HEAP_MB = Number(process.env['BENCH_WORKER_HEAP_MB'] ?? 0);
+const WORKER_NODE_ARGS = (
+  process.env['BENCH_WORKER_NODE_OPTIONS'] ??
+  (
+    JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts['start:worker']
+    ?.split(/\s+/)
+    .filter((a) => a.startsWith('--'))
+    .join(' ') ??
+  ''
+)
+  .split(/\s+/)
+  .filter(Boolean);
 /** `--only=convergence` (or reads, ingest, queue): one scenario, for profiling. */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const runs = (scenario: 'reads' | 'ingest' | 'queue' | 'convergence'): boolean =>
@@ -129,7 +140,7 @@ async function startChild(
 ): Promise<Child> {
   const fd = openSync(logFile, 'w');
   // BENCH_PROFILE_DIR=dir: every service process writes a V8 CPU profile there when it exits, and a heap
-  // snapshot when it nears a heap limit (BENCH_WORKER_HEAP_MB), which shows what filled it.
+  // snapshot when it nears its heap limit, which shows what filled it.
   const profile = process.env['BENCH_PROFILE_DIR'];
   const profiling = profile
     ? [
@@ -361,7 +372,7 @@ async function awaitSync(state: StateStore, worker: Child, size: number, after: 
     if (exitCode !== null || signalCode !== null) {
       throw new Error(
         `the worker died (${signalCode ?? `exit ${exitCode}`}) during the sync of ${size} LRPs` +
-          (WORKER_HEAP_MB > 0 ? ` with BENCH_WORKER_HEAP_MB=${WORKER_HEAP_MB}` : '') +
+          ` (node flags: ${WORKER_NODE_ARGS.join(' ') || 'none'})` +
           '; its log is bench/results/worker.log',
       );
     }
@@ -573,7 +584,13 @@ async function convergeThroughService(results: string, workers: number): Promise
     for (let i = 0; i < workers; i++) {
       const env = { ...serviceEnv(prefix), KUBECONFIG: kubeconfig, OPI_METRICS_PORT: '0' };
       children.push(
-        await startChild(workerScript, env, join(results, `converge-worker-${i}.log`), 'workers started'),
+        await startChild(
+          workerScript,
+          env,
+          join(results, `converge-worker-${i}.log`),
+          'workers started',
+          WORKER_NODE_ARGS,
+        ),
       );
     }
     const deployments = sim.store.registry.get('apps', 'deployments');
@@ -835,7 +852,7 @@ async function main(): Promise<void> {
         },
         join(results, 'worker.log'),
         'workers started',
-        WORKER_HEAP_MB > 0 ? [`--max-old-space-size=${WORKER_HEAP_MB}`] : [],
+        WORKER_NODE_ARGS,
       );
       if (!children.includes(worker)) children.push(worker);
       const workerPeak = await awaitSync(state, worker, size, seededAt);
@@ -920,6 +937,7 @@ async function main(): Promise<void> {
           node: process.version,
           cpus: cpus().length,
           api: 'child process: node apps/api/dist/main.js, LOG_LEVEL info, output to bench/results/api.log',
+          worker: `child process: node ${[...WORKER_NODE_ARGS, 'apps/worker/dist/main.js'].join(' ')}`,
           simulator: 'in-process @opi/kube-sim without controllers, filled through its store',
           redis: { url: REDIS_URL, prefix },
           rows,

@@ -28,6 +28,12 @@ const NODE_IMAGE = 'node:20-bookworm-slim';
 
 const read = (path: string): Promise<string> => readFile(join(repo, path), 'utf8');
 
+/** `npm run start:worker` as argv: the one place the worker's Node flags are chosen. */
+async function workerCommand(): Promise<string[]> {
+  const pkg = JSON.parse(await read('package.json')) as { scripts: Record<string, string> };
+  return (pkg.scripts['start:worker'] ?? '').split(/\s+/);
+}
+
 /** Every variable the README's settings table names (first column, in backticks). */
 async function settingsTable(): Promise<Set<string>> {
   const lines = (await read('README.md')).split('\n');
@@ -358,12 +364,12 @@ describe('Dockerfile', () => {
     expect(await api.exited).toBe(0);
   });
 
-  it('starts a worker with `node apps/worker/dist/main.js`', async () => {
+  it('starts a worker as `npm run start:worker` does', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'opi-image-kube-'));
     try {
       await sim.writeKubeconfig(join(dir, 'kubeconfig'));
       const metricsPort = await freePort();
-      const worker = start(app, ['node', 'apps/worker/dist/main.js'], {
+      const worker = start(app, await workerCommand(), {
         PATH: process.env['PATH'] ?? '',
         ...env(runtime),
         REDIS_URL: 'redis://127.0.0.1:6379',
@@ -441,9 +447,9 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(compose.volumes ?? {})).toContain(volume);
   });
 
-  it('lets the worker scale: no container_name, no published port', () => {
+  it('lets the worker scale: no container_name, no published port', async () => {
     const worker = compose.services['worker'];
-    expect(worker?.command).toEqual(['node', 'apps/worker/dist/main.js']);
+    expect(worker?.command).toEqual(await workerCommand());
     expect(worker?.container_name).toBeUndefined();
     expect(worker?.ports).toBeUndefined();
     for (const svc of Object.values(compose.services)) expect(svc.container_name).toBeUndefined();
@@ -780,7 +786,7 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
     expect(worker.spec.template.spec.serviceAccountName).toBe('opi-worker');
     expect(api.spec.template.spec.serviceAccountName).toBe('opi-api');
     expect(api.spec.template.spec.automountServiceAccountToken).toBe(false);
-    expect(container(worker, 'worker').command).toEqual(['node', 'apps/worker/dist/main.js']);
+    expect(container(worker, 'worker').command).toEqual(await workerCommand());
     // The API runs the image's CMD.
     expect(container(api, 'api').command).toBeUndefined();
   });

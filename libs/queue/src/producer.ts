@@ -2,7 +2,7 @@
  * What the API uses to enqueue: one place that knows each job's options (attempts, backoff with jitter,
  * retention, de-duplication), so a job is always added the same way.
  */
-import { Queue, type JobsOptions } from 'bullmq';
+import { type DefaultJobOptions, Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from './connection.js';
 import { JOBS, QUEUE_NAMES, type JobPayload, type QueueName, jobId } from './registry.js';
 
@@ -22,6 +22,29 @@ export const RETENTION = {
   removeOnFail: { age: 7 * 24 * 3600, count: 10_000 },
 } as const;
 
+/** What every job of the service's queues gets unless it says otherwise. */
+export function defaultJobOptions(attempts: number): DefaultJobOptions {
+  return {
+    attempts,
+    // 1 s, 2 s, 4 s, … with jitter so a burst of failures does not retry in lockstep.
+    backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
+    ...RETENTION,
+  };
+}
+
+/**
+ * A converge job's own options. De-duplicated per process guid with keepLastIfActive: at most one job per
+ * LRP runs at a time (so a desire and a stop can never race each other in two workers) and one more
+ * waits, which re-reads the latest desired state when it runs. The id is deterministic per cause (a
+ * request's generation, a sync run): adding the same cause twice is one job.
+ */
+export function convergeJobOptions(processGuid: string, cause: string): JobsOptions {
+  return {
+    jobId: jobId('converge', processGuid, cause),
+    deduplication: { id: `converge-${processGuid}`, keepLastIfActive: true },
+  };
+}
+
 export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
 
@@ -30,12 +53,7 @@ export class JobProducer {
       new Queue(name, {
         connection: options.connection,
         prefix: options.prefix,
-        defaultJobOptions: {
-          attempts: options.attempts,
-          // 1 s, 2 s, 4 s, … with jitter so a burst of failures does not retry in lockstep.
-          backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
-          ...RETENTION,
-        },
+        defaultJobOptions: defaultJobOptions(options.attempts),
       });
     this.queues = {
       [QUEUE_NAMES.lrp]: mk(QUEUE_NAMES.lrp),
@@ -99,18 +117,10 @@ export class JobProducer {
     return this.report('reportCrash', payload, jobId('crash', payload.podUid, payload.crashCount));
   }
 
-  /**
-   * Converge one LRP. De-duplicated per process guid with keepLastIfActive: at most one job per LRP runs
-   * at a time (so a desire and a stop can never race each other in two workers) and one more waits, which
-   * re-reads the latest desired state when it runs.
-   */
+  /** Converge one LRP (see convergeJobOptions). */
   async convergeLrp(payload: JobPayload<'convergeLrp'>, cause: string): Promise<void> {
     const spec = JOBS.convergeLrp;
-    const opts: JobsOptions = {
-      // Deterministic per cause (a request's generation, a sync run): adding the same cause twice is one job.
-      jobId: jobId('converge', payload.processGuid, cause),
-      deduplication: { id: `converge-${payload.processGuid}`, keepLastIfActive: true },
-    };
+    const opts = convergeJobOptions(payload.processGuid, cause);
     await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), opts);
   }
 

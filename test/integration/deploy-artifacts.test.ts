@@ -22,6 +22,7 @@ import { FAST_BEHAVIOUR, ResourceRegistry, type Simulator, startSimulator } from
 import { QUEUE_STATES, createMetrics } from '@opi/metrics';
 import { QUEUE_NAMES, createRedis } from '@opi/queue';
 import { eventually } from '../support/eventually.js';
+import { deletePrefix } from '../support/redis-keys.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const NODE_IMAGE = 'node:20-bookworm-slim';
@@ -240,8 +241,7 @@ describe('Dockerfile', () => {
     await sim?.close();
     if (app) await rm(app, { recursive: true, force: true });
     const redis = createRedis('redis://127.0.0.1:6379');
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
+    await deletePrefix(redis, prefix);
     redis.disconnect();
   });
 

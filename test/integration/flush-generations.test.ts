@@ -13,6 +13,7 @@ import { StateStore, TaskStore } from '@opi/state';
 import { workloadName } from '@opi/translation';
 import { type HandlerDeps, convergeLrp } from '../../apps/worker/src/index.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
+import { deletePrefix } from '../support/redis-keys.js';
 
 const NS = 'cf-workloads';
 
@@ -22,8 +23,7 @@ describe('a Redis flush between two desires of one LRP', () => {
   let producer: JobProducer;
 
   const flush = async () => {
-    const found = await redis.keys(`${prefix}:*`);
-    if (found.length) await redis.del(...found);
+    await deletePrefix(redis, prefix);
   };
 
   beforeAll(() => {

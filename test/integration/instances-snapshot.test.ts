@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { type CachedInstances, StateStore } from '@opi/state';
+import { deletePrefix } from '../support/redis-keys.js';
 
 const prefix = `test-snapshot-${randomUUID().slice(0, 8)}`;
 let redis: Redis;
@@ -15,8 +16,7 @@ beforeAll(() => {
   store = new StateStore(redis, prefix);
 });
 afterAll(async () => {
-  const found = await redis.keys(`${prefix}:*`);
-  if (found.length) await redis.del(...found);
+  await deletePrefix(redis, prefix);
   redis.disconnect();
 });
 

@@ -17,6 +17,7 @@ import { syncJobs } from '../../apps/worker/src/handlers/sync-jobs.js';
 import { REPORTED_ANNOTATION, reportTask } from '../../apps/worker/src/handlers/tasks.js';
 import { sampleTask } from '../../libs/translation/src/job.fixture.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
+import { deletePrefix } from '../support/redis-keys.js';
 
 const NS = 'cf-workloads';
 
@@ -50,8 +51,7 @@ describe('task reports and records under faults', () => {
   afterAll(async () => {
     for (const q of Object.values(producer.queues)) await q.obliterate({ force: true });
     await producer.close();
-    const found = await redis.keys(`${prefix}:*`);
-    if (found.length) await redis.del(...found);
+    await deletePrefix(redis, prefix);
     await redis.quit();
     await cc.close();
   });

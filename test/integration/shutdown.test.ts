@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { call, desireBody, eventually, uuid } from './harness.js';
+import { deletePrefix } from '../support/redis-keys.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const prefix = `it-shutdown-${randomBytes(3).toString('hex')}`;
@@ -18,8 +19,7 @@ let output = '';
 afterAll(async () => {
   child?.kill('SIGKILL');
   const redis = new Redis('redis://127.0.0.1:6379');
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
+  await deletePrefix(redis, prefix);
   redis.disconnect();
 });
 

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { StateStore } from '@opi/state';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
+import { deletePrefix } from '../support/redis-keys.js';
 
 const prefix = `test-records-${randomUUID().slice(0, 8)}`;
 let redis: Redis;
@@ -17,8 +18,7 @@ beforeAll(() => {
   store = new StateStore(redis, prefix);
 });
 afterAll(async () => {
-  const found = await redis.keys(`${prefix}:*`);
-  if (found.length) await redis.del(...found);
+  await deletePrefix(redis, prefix);
   redis.disconnect();
 });
 

@@ -41,6 +41,7 @@ import {
 } from '../../apps/worker/src/index.js';
 import { stopInstance } from '../../apps/worker/src/handlers/stop-instance.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
+import { UNSCHEDULABLE } from '../../libs/translation/src/pod.fixture.js';
 import { eventually } from '../support/eventually.js';
 import { CallbackClient } from '@opi/callbacks';
 
@@ -170,17 +171,7 @@ function pod(lrp: DesiredLrp, name: string, createdAt: number, kind: 'running' |
     return {
       metadata,
       ...(template.spec ? { spec: template.spec } : {}),
-      status: {
-        phase: 'Pending',
-        conditions: [
-          {
-            type: 'PodScheduled',
-            status: 'False',
-            reason: 'Unschedulable',
-            message: '0/3 nodes are available: 3 Insufficient memory.',
-          },
-        ],
-      },
+      status: UNSCHEDULABLE,
     };
   }
   return {

@@ -5,6 +5,19 @@ import type { ContainerStatus, Deployment, Pod, PodStatus } from './k8s-objects.
 import { ANNOTATION_GENERATION } from './labels.js';
 import { sampleLrp } from './lrp.fixture.js';
 
+/** The status of a pod the scheduler could not place. */
+export const UNSCHEDULABLE: PodStatus = {
+  phase: 'Pending',
+  conditions: [
+    {
+      type: 'PodScheduled',
+      status: 'False',
+      reason: 'Unschedulable',
+      message: '0/3 nodes are available: 3 Insufficient memory.',
+    },
+  ],
+};
+
 export const T0 = '2020-05-11T15:52:25Z';
 export const lrp = sampleLrp();
 export const deployment: Deployment = {
@@ -65,18 +78,5 @@ export const pods: [string, Pod][] = [
       { [CRASHES_REPORTED_ANNOTATION]: '2' },
     ),
   ],
-  [
-    'unschedulable',
-    appPod({
-      phase: 'Pending',
-      conditions: [
-        {
-          type: 'PodScheduled',
-          status: 'False',
-          reason: 'Unschedulable',
-          message: '0/3 nodes are available: 3 Insufficient memory.',
-        },
-      ],
-    }),
-  ],
+  ['unschedulable', appPod(UNSCHEDULABLE)],
 ];

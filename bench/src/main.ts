@@ -43,18 +43,14 @@ const quick = process.argv.includes('--quick');
  * repeat; a test keeps them equal), so the worker is measured as it runs. BENCH_WORKER_NODE_OPTIONS
  * replaces them, e.g. `--max-old-space-size=128` or an empty string for V8's defaults.
  */
-const WORKER_NODE_ARGS = (
-  process.env['BENCH_WORKER_NODE_OPTIONS'] ??
-  (
-    JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-  ).scripts['start:worker']
-    ?.split(/\s+/)
-    .filter((a) => a.startsWith('--'))
-    .join(' ') ??
-  ''
-)
-  .split(/\s+/)
-  .filter(Boolean);
+const WORKER_NODE_ARGS = ((): string[] => {
+  const override = process.env['BENCH_WORKER_NODE_OPTIONS'];
+  if (override !== undefined) return override.split(/\s+/).filter(Boolean);
+  const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  return (pkg.scripts['start:worker'] ?? '').split(/\s+/).filter((a) => a.startsWith('--'));
+})();
 /** `--only=convergence` (or reads, ingest, queue): one scenario, for profiling. */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const runs = (scenario: 'reads' | 'ingest' | 'queue' | 'convergence'): boolean =>

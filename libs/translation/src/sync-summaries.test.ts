@@ -8,7 +8,7 @@ import { appPod, deployment, lrp, pods, T0 } from './pod.fixture.js';
 import { slimPod } from './slim.js';
 import {
   type AppPodSummary,
-  processGuidOf,
+  processGuidOfObject,
   summarizeDeployment,
   summarizeManagedPod,
 } from './sync-summaries.js';
@@ -23,7 +23,7 @@ function appSummary(pod: Pod): AppPodSummary {
   return s;
 }
 
-describe('processGuidOf', () => {
+describe('processGuidOfObject', () => {
   const { [ANNOTATION_PROCESS_GUID]: _dropped, ...otherAnnotations } = deployment.metadata.annotations ?? {};
   it.each<[string, Deployment | Pod, string | undefined]>([
     ['the annotation', deployment, lrp.processGuid],
@@ -44,7 +44,7 @@ describe('processGuidOf', () => {
       undefined,
     ],
   ])('reads %s', (_name, o, expected) => {
-    expect(processGuidOf(o)).toBe(expected);
+    expect(processGuidOfObject(o)).toBe(expected);
   });
 });
 

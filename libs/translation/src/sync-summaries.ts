@@ -4,7 +4,7 @@
  * metadata, label maps and status objects per pod. A summary is one flat object of strings, the same
  * shape for every object (so V8 gives them one hidden class), holding only what the sync decides from.
  */
-import type { InstanceState } from '@opi/domain';
+import { type InstanceState, processGuidOf } from '@opi/domain';
 import { crashReportsFor, reportedCrashesOf } from './crashes.js';
 import { podToInstance } from './instances.js';
 import type { Deployment, Pod } from './k8s-objects.js';
@@ -56,17 +56,17 @@ export interface JobPodSummary {
 export type ManagedPodSummary = AppPodSummary | JobPodSummary;
 
 /** The process guid of an LRP object: its annotation, else its guid and version labels. */
-export function processGuidOf(o: Deployment | Pod): string | undefined {
+export function processGuidOfObject(o: Deployment | Pod): string | undefined {
   const a = o.metadata.annotations?.[ANNOTATION_PROCESS_GUID];
   if (a) return a;
   const g = o.metadata.labels?.[LABEL_GUID];
   const v = o.metadata.labels?.[LABEL_VERSION];
-  return g && v ? `${g}-${v}` : undefined;
+  return g && v ? processGuidOf(g, v) : undefined;
 }
 
 /** Undefined for a Deployment that names no LRP (nothing the sync could do with it). */
 export function summarizeDeployment(d: Deployment): DeploymentSummary | undefined {
-  const processGuid = processGuidOf(d);
+  const processGuid = processGuidOfObject(d);
   if (!processGuid) return undefined;
   const a = d.metadata.annotations;
   return {
@@ -84,7 +84,7 @@ export function summarizeDeployment(d: Deployment): DeploymentSummary | undefine
  */
 export function summarizeManagedPod(pod: Pod): ManagedPodSummary | undefined {
   if (pod.metadata.labels?.[LABEL_SOURCE_TYPE] !== SOURCE_TYPE_APP) return { kind: 'job', pod: slimPod(pod) };
-  const processGuid = processGuidOf(pod);
+  const processGuid = processGuidOfObject(pod);
   if (!processGuid || pod.metadata.deletionTimestamp) return undefined;
   const info = podToInstance(pod, 0);
   const pending = crashReportsFor(pod, processGuid, 0, reportedCrashesOf(pod)).reports.length > 0;

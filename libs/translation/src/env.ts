@@ -10,7 +10,7 @@ function fromField(name: string, fieldPath: string): EnvVar {
 /**
  * The instance variables. CF_INSTANCE_INDEX is deliberately absent: a Deployment gives its pods no stable
  * ordinal that is known when the container starts (a StatefulSet would, at the price of one-by-one
- * rollouts). The index CC sees is assigned by the service from the live pods (see assignIndexMap) and is
+ * rollouts). The index CC sees is assigned by the service from the live pods (see assignIndexes) and is
  * not known to the container.
  */
 function instanceEnv(lrp: DesiredLrp): EnvVar[] {

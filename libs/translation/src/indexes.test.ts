@@ -1,18 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import type { PodIdentity } from './indexes.js';
-import { assignIndexMap } from './indexes.js';
-
-/** The assignments as plain objects, as the table below writes them. */
-function assignIndexes(previous: Record<string, number>, pods: PodIdentity[]): Record<string, number> {
-  return Object.fromEntries(assignIndexMap(new Map(Object.entries(previous)), pods));
-}
+import { assignIndexes } from './indexes.js';
 
 const at = (name: string, second: number): PodIdentity => ({
   name,
   creationTimestamp: `2024-01-01T00:00:${String(second).padStart(2, '0')}Z`,
 });
 
-describe('assignIndexMap', () => {
+describe('assignIndexes', () => {
   it.each<[string, Record<string, number>, PodIdentity[], Record<string, number>]>([
     ['no pods', {}, [], {}],
     ['first pods by creation time', {}, [at('c', 3), at('a', 1), at('b', 2)], { a: 0, b: 1, c: 2 }],

@@ -3,9 +3,7 @@
  * main.ts only wires and listens. CC's routes sit behind its credentials; the operator endpoints
  * (dashboard, health, metrics) do not take them, and move to createAdminApp's app with OPI_ADMIN_PORT.
  */
-import { randomUUID } from 'node:crypto';
 import express, { Router, type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import { errorBody } from '@opi/contract';
 import type { Logger } from '@opi/logging';
 import { type OpiMetrics, httpMetrics } from '@opi/metrics';
@@ -16,7 +14,7 @@ import { type AppRoutesDeps, appRoutes } from './routes/apps.js';
 import { type TaskRoutesDeps, taskRoutes } from './routes/tasks.js';
 import { type BackPressureOptions, backPressure, rateLimitPerClient } from './limits.js';
 import { requireBearerToken } from './security.js';
-import { factsOf, requestSerializer, responseSerializer } from './request-log.js';
+import { requestLog } from './request-log.js';
 
 export interface AppDeps extends AppRoutesDeps, TaskRoutesDeps {
   logger: Logger;
@@ -42,20 +40,11 @@ function baseApp(logger: Logger): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(
-    pinoHttp({
-      logger,
+    requestLog(logger, {
       // Probes and scrapes come every few seconds and say nothing new.
-      autoLogging: { ignore: (req) => isProbe(req.url) },
-      serializers: { req: requestSerializer, res: responseSerializer },
-      customProps: factsOf,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customLogLevel: (req, res, err) => {
-        if (err || res.statusCode >= 500) return 'error';
+      ignore: (req) => isProbe(req.url),
+      level: (req, res) => {
+        if (res.statusCode >= 500) return 'error';
         if (res.statusCode >= 400) return 'warn';
         // An open dashboard polls every few seconds; its reads would drown the log, its writes should not.
         const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';

@@ -24,7 +24,7 @@ function app() {
   );
   a.put('/apps/:pg', (req, res) => {
     logFacts(res, { processGuid: req.params['pg'], did: 'lrp desired' });
-    logFacts(res, { generation: 7 });
+    logFacts(res, { generation: 7, ...(req.query['leak'] ? { password: 'hunter2' } : {}) });
     res.status(202).end();
   });
   a.post('/fails', (req, res) => {
@@ -59,6 +59,12 @@ describe('requestLog', () => {
       },
     ]);
     expect(JSON.stringify(lines)).not.toContain('secret-token');
+  });
+
+  it('censors a secret key among the facts', async () => {
+    const { a, lines } = app();
+    await request(a).put('/apps/g-v?leak=1');
+    expect(lines[0]?.['password']).toBe('[redacted]');
   });
 
   it('makes up a request id when the client sends none or one that is not a plain token', async () => {

@@ -24,6 +24,9 @@ export const REDACT_PATHS = [
   '*.registry.password',
 ];
 
+/** The keys censored at the top level of a line: what a flat line of our own fields must never carry. */
+export const TOP_LEVEL_SECRET_KEYS: readonly string[] = REDACT_PATHS.filter((p) => !p.includes('.'));
+
 export function createLogger(options: { level: string; name?: string; pretty?: boolean }): Logger {
   const opts: LoggerOptions = {
     level: options.level,

@@ -60,13 +60,14 @@ const plan = quick
   ? {
       appsSizes: [1000, 10_000],
       instancesSize: 1000,
-      listRuns: 3,
-      readSeconds: 3,
+      listRuns: 2,
+      readSeconds: 2,
       ingestSeconds: 4,
       podRuns: 30,
       jobs: 2000,
       convergeCount: 1000,
       clusterLatencyMs: 50,
+      scalingCount: 150,
     }
   : {
       appsSizes: [1000, 10_000, 100_000],
@@ -78,6 +79,7 @@ const plan = quick
       jobs: 10_000,
       convergeCount: 1000,
       clusterLatencyMs: 50,
+      scalingCount: 1000,
     };
 
 interface Row {
@@ -97,8 +99,11 @@ interface Row {
 
 const rows: Row[] = [];
 
+const benchStarted = performance.now();
+
+/** A progress line, with the seconds since the start: where a slow run spends its time. */
 function log(msg: string): void {
-  process.stderr.write(`[bench] ${msg}\n`);
+  process.stderr.write(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(1)}s] ${msg}\n`);
 }
 
 function percentile(values: number[], p: number): number {
@@ -552,21 +557,30 @@ const serviceEnv = (prefix: string): Record<string, string> => ({
 });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** A fresh simulated cluster whose every request takes the planned round trip, and its kubeconfig file. */
-async function convergenceCluster(results: string): Promise<{ sim: Simulator; kubeconfig: string }> {
+/** One convergence run: how many LRPs, and how long each request to the cluster takes. */
+interface ConvergeRun {
+  count: number;
+  latencyMs: number;
+}
+
+/** A fresh simulated cluster whose every request takes the run's round trip, and its kubeconfig file. */
+async function convergenceCluster(
+  results: string,
+  run: ConvergeRun,
+): Promise<{ sim: Simulator; kubeconfig: string }> {
   const sim = await startSimulator({ controllers: false, namespaces: [NAMESPACE], seed: 12 });
-  sim.faults.set({ latencyMs: plan.clusterLatencyMs, jitterMs: 0 });
+  sim.faults.set({ latencyMs: run.latencyMs, jitterMs: 0 });
   const kubeconfig = join(results, 'converge-kubeconfig.yaml');
   await writeFile(kubeconfig, sim.kubeconfig());
   return { sim, kubeconfig };
 }
 
 /**
- * 1,000 desires through the API (autocannon, 64 connections) until every Deployment exists, with
+ * The run's desires through the API (autocannon, 64 connections) until every Deployment exists, with
  * `workers` worker processes on their default concurrency; its own cluster and Redis prefix each time.
  */
-async function convergeThroughService(results: string, workers: number): Promise<number> {
-  const { sim, kubeconfig } = await convergenceCluster(results);
+async function convergeThroughService(results: string, workers: number, run: ConvergeRun): Promise<number> {
+  const { sim, kubeconfig } = await convergenceCluster(results, run);
   const prefix = `bench-conv-${randomBytes(4).toString('hex')}`;
   const children: Child[] = [];
   const redis = new Redis(REDIS_URL);
@@ -577,25 +591,29 @@ async function convergeThroughService(results: string, workers: number): Promise
       join(results, 'converge-api.log'),
     );
     children.push(api);
-    for (let i = 0; i < workers; i++) {
-      const env = { ...serviceEnv(prefix), KUBECONFIG: kubeconfig, OPI_METRICS_PORT: '0' };
-      children.push(
-        await startChild(
+    // Started side by side: each loads client-node, seconds apiece on a busy machine.
+    const env = { ...serviceEnv(prefix), KUBECONFIG: kubeconfig, OPI_METRICS_PORT: '0' };
+    const starts = await Promise.allSettled(
+      Array.from({ length: workers }, (_, i) =>
+        startChild(
           workerScript,
           env,
           join(results, `converge-worker-${i}.log`),
           'workers started',
           WORKER_NODE_ARGS,
         ),
-      );
-    }
+      ),
+    );
+    for (const r of starts) if (r.status === 'fulfilled') children.push(r.value);
+    const failed = starts.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
     const deployments = sim.store.registry.get('apps', 'deployments');
     let n = 0;
     const started = performance.now();
     const sent = load({
       url: `http://127.0.0.1:${api.port}`,
       connections: 64,
-      amount: plan.convergeCount,
+      amount: run.count,
       headers: { 'content-type': 'application/json' },
       requests: [
         {
@@ -611,7 +629,7 @@ async function convergeThroughService(results: string, workers: number): Promise
         },
       ],
     });
-    while (sim.store.count(deployments) < plan.convergeCount) {
+    while (sim.store.count(deployments) < run.count) {
       if (performance.now() - started > 600_000) throw new Error('convergence took over 10 minutes');
       await sleep(10);
     }
@@ -628,14 +646,14 @@ async function convergeThroughService(results: string, workers: number): Promise
 }
 
 /** The same Deployments created straight through client-node at `concurrency`, in a child process. */
-async function convergeDirect(results: string, concurrency: number): Promise<number> {
-  const { sim, kubeconfig } = await convergenceCluster(results);
+async function convergeDirect(results: string, concurrency: number, run: ConvergeRun): Promise<number> {
+  const { sim, kubeconfig } = await convergenceCluster(results, run);
   try {
     const proc = spawn(process.execPath, [join(repo, 'bench/dist/direct-create.js')], {
       env: {
         PATH: process.env['PATH'] ?? '',
         KUBECONFIG: kubeconfig,
-        BENCH_COUNT: String(plan.convergeCount),
+        BENCH_COUNT: String(run.count),
         BENCH_CONCURRENCY: String(concurrency),
         BENCH_NAMESPACE: NAMESPACE,
       },
@@ -646,47 +664,73 @@ async function convergeDirect(results: string, concurrency: number): Promise<num
     const code = await new Promise<number | null>((r) => proc.once('exit', r));
     if (code !== 0) throw new Error(`direct-create exited with ${code}`);
     const deployments = sim.store.registry.get('apps', 'deployments');
-    if (sim.store.count(deployments) !== plan.convergeCount) throw new Error('direct-create fell short');
+    if (sim.store.count(deployments) !== run.count) throw new Error('direct-create fell short');
     return (JSON.parse(out) as { elapsedMs: number }).elapsedMs;
   } finally {
     await sim.close();
   }
 }
 
+/**
+ * Two questions, each at its own cluster round trip:
+ * - At 50 ms (a loaded API server's create), do 4 workers come near creating the Deployments directly
+ *   at the same concurrency? Here the two cores are the limit of both, so it compares the service's
+ *   cost per LRP with client-node's alone.
+ * - Do workers scale out? That needs a cluster (and machine) that can take what 4 workers send: the
+ *   round trip is made long enough that 64 requests in flight ask for at most half the rate the direct
+ *   creates reached at 50 ms. Then one worker is bound by its 16 jobs in flight, as in production where
+ *   workers are added for exactly that reason; the direct creates at that round trip are measured too,
+ *   to show the cluster was not the limit.
+ */
 async function convergence(results: string): Promise<void> {
   const perWorker = 16; // OPI_WORKER_CONCURRENCY's default
-  const one = await convergeThroughService(results, 1);
-  log(`convergence with 1 worker: ${Math.round(one)} ms`);
-  const four = await convergeThroughService(results, 4);
-  log(`convergence with 4 workers: ${Math.round(four)} ms`);
-  const direct = await convergeDirect(results, 4 * perWorker);
-  log(`direct creates at ${4 * perWorker}: ${Math.round(direct)} ms`);
-  const rate = (ms: number): number => plan.convergeCount / (ms / 1000);
-  const size = `${plan.convergeCount} LRPs, cluster round trip ${plan.clusterLatencyMs} ms`;
+  const concurrency = 4 * perWorker;
+  const rate = (count: number, ms: number): number => count / (ms / 1000);
+  const near: ConvergeRun = { count: plan.convergeCount, latencyMs: plan.clusterLatencyMs };
+  const four = await convergeThroughService(results, 4, near);
+  log(`convergence with 4 workers at ${near.latencyMs} ms: ${Math.round(four)} ms`);
+  const direct = await convergeDirect(results, concurrency, near);
+  log(`direct creates at ${concurrency}, ${near.latencyMs} ms: ${Math.round(direct)} ms`);
   rows.push({
     scenario: 'convergence: desires → Deployments',
-    size,
-    metric: '4 workers vs 1, LRPs/s',
-    ours: rate(four),
-    baseline: rate(one),
-    unit: 'LRPs/s',
-    ratio: one / four,
-    ratioMeaning: '× one worker',
-    target: '≥ 2.5× one worker',
-    met: one / four >= 2.5,
-  });
-  rows.push({
-    scenario: 'convergence: desires → Deployments',
-    size,
-    metric: `4 workers vs direct creates at ${4 * perWorker}, LRPs/s`,
-    ours: rate(four),
-    baseline: rate(direct),
+    size: `${near.count} LRPs, cluster round trip ${near.latencyMs} ms`,
+    metric: `4 workers vs direct creates at ${concurrency}, LRPs/s`,
+    ours: rate(near.count, four),
+    baseline: rate(near.count, direct),
     unit: 'LRPs/s',
     ratio: direct / four,
     ratioMeaning: '× the direct rate',
     target: '≥ 0.8× direct',
     met: direct / four >= 0.8,
-    note: 'ours includes the HTTP desires, the records and the queue',
+    note: 'ours includes the HTTP desires, the records and the queue; both bound by the 2 cores',
+  });
+
+  const capacity = rate(near.count, direct);
+  const far: ConvergeRun = {
+    count: plan.scalingCount,
+    latencyMs: Math.max(near.latencyMs, Math.ceil((2 * concurrency * 1000) / capacity / 50) * 50),
+  };
+  const one = await convergeThroughService(results, 1, far);
+  log(`convergence with 1 worker at ${far.latencyMs} ms: ${Math.round(one)} ms`);
+  const fourFar = await convergeThroughService(results, 4, far);
+  log(`convergence with 4 workers at ${far.latencyMs} ms: ${Math.round(fourFar)} ms`);
+  const directFar = await convergeDirect(results, concurrency, far);
+  log(`direct creates at ${concurrency}, ${far.latencyMs} ms: ${Math.round(directFar)} ms`);
+  rows.push({
+    scenario: 'convergence: desires → Deployments',
+    size: `${far.count} LRPs, cluster round trip ${far.latencyMs} ms`,
+    metric: '4 workers vs 1, LRPs/s',
+    ours: rate(far.count, fourFar),
+    baseline: rate(far.count, one),
+    unit: 'LRPs/s',
+    ratio: one / fourFar,
+    ratioMeaning: '× one worker',
+    target: '≥ 2.5× one worker',
+    met: one / fourFar >= 2.5,
+    note:
+      `round trip chosen so 64 in flight ask ≤ half of the ${Math.round(capacity)}/s direct creates reached ` +
+      `at ${near.latencyMs} ms; direct creates at ${concurrency} here: ` +
+      `${Math.round(rate(far.count, directFar))}/s, so the cluster was not the limit`,
   });
 }
 

@@ -742,7 +742,7 @@ async function convergence(results: string): Promise<void> {
         of: 'one worker',
         min: 2.5,
         note:
-          `round trip chosen so 64 in flight ask ≤ half of the ${Math.round(capacity)}/s direct creates reached ` +
+          `round trip chosen so ${concurrency} in flight ask ≤ half of the ${Math.round(capacity)}/s direct creates reached ` +
           `at ${near.latencyMs} ms; direct creates at ${concurrency} here: ` +
           `${Math.round(rate(far.count, directFar))}/s of the ${Math.round((concurrency * 1000) / far.latencyMs)}/s ` +
           `that ${concurrency} in flight allow, so the cluster answered in its round trip: not the limit`,
@@ -893,7 +893,6 @@ function table(): string {
 // ---- main ------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const started = Date.now();
   const prefix = `bench-${randomBytes(4).toString('hex')}`;
   const results = join(repo, 'bench/results');
   await mkdir(results, { recursive: true });
@@ -1025,7 +1024,7 @@ async function main(): Promise<void> {
         {
           mode: quick ? 'quick' : 'full',
           at: new Date().toISOString(),
-          durationMs: Date.now() - started,
+          durationMs: Math.round(performance.now() - benchStarted),
           node: process.version,
           cpus: cpus().length,
           api: 'child process: node apps/api/dist/main.js, LOG_LEVEL info, output to bench/results/api.log',
@@ -1039,7 +1038,7 @@ async function main(): Promise<void> {
         2,
       )}\n`,
     );
-    log(`wrote bench/results/latest.json in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    log(`wrote bench/results/latest.json in ${((performance.now() - benchStarted) / 1000).toFixed(1)} s`);
   } finally {
     for (const c of children) await stopChild(c);
     const n =

@@ -9,7 +9,7 @@ import type { Logger } from '@opi/logging';
 import { type OpiMetrics, httpMetrics } from '@opi/metrics';
 import { DASHBOARD_PATH, type DashboardOptions, dashboardRouter } from './dashboard.js';
 import { errorHandler } from './errors.js';
-import { PROBE_PATHS, type HealthDeps, healthRouter, isProbe, metricsRouter } from './routes/health.js';
+import { type HealthDeps, healthRouter, isProbe, metricsRouter } from './routes/health.js';
 import { type AppRoutesDeps, appRoutes } from './routes/apps.js';
 import { type TaskRoutesDeps, taskRoutes } from './routes/tasks.js';
 import { type BackPressureOptions, backPressure, rateLimitPerClient } from './limits.js';
@@ -66,7 +66,7 @@ function finish(app: Express): Express {
 /** Whether a path is the operator endpoints' (Express matches paths case-insensitively, `/x/` as `/x`). */
 export function isOperatorPath(path: string): boolean {
   const p = path.toLowerCase().replace(/(?<=.)\/$/, '');
-  return PROBE_PATHS.includes(p) || p === DASHBOARD_PATH || p.startsWith(`${DASHBOARD_PATH}/`);
+  return isProbe(p) || p === DASHBOARD_PATH || p.startsWith(`${DASHBOARD_PATH}/`);
 }
 
 /** Operator endpoints: no CC credentials (probes and scrapers have none); the dashboard has its own. */

@@ -47,7 +47,7 @@ function factsOf(res: ServerResponse): LogFacts | undefined {
 }
 
 /** What the log keeps of a request. */
-export function requestFields(req: IncomingMessage): Record<string, unknown> {
+function requestFields(req: IncomingMessage): Record<string, unknown> {
   return { id: req.id, method: req.method, url: req.url, remoteAddress: req.socket.remoteAddress };
 }
 

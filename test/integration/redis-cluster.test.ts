@@ -200,9 +200,11 @@ describeWithRedis('on a Redis Cluster with the prefix {opi}', () => {
       });
       // Pipeline of a GET and an HGET.
       expect(await store.lrpWithInstances('pg-a')).toMatchObject({ record: { state: 'desired' }, cached });
-      // SET NX, then the compare-and-delete script.
-      const release = await store.tryLockSync('me', 10_000);
+      // SET NX, the compare-and-extend script (a third of the lifetime in), then the compare-and-delete.
+      const release = await store.tryLockSync('me', 300);
       expect(release).toBeDefined();
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await redis.get(store.keys.syncLock)).toBe('me');
       await release?.();
       expect(await redis.exists(store.keys.syncLock)).toBe(0);
 

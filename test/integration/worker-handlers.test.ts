@@ -1068,6 +1068,26 @@ describe('sync-cluster', () => {
     await expect(syncCluster(e.deps, SYNC_LOCK_TTL_MS)).resolves.toBeDefined();
   });
 
+  it('holds the sync lock for as long as its sync runs, and frees a dead holder’s soon', async () => {
+    const ttlMs = 300;
+    const kube = new HookedKube();
+    const e = newEnv(kube);
+    await desireAndConverge(e, newLrp());
+    // A sync three lock lifetimes long: the lock is extended while it runs.
+    kube.before.listDeployments = () => new Promise((r) => setTimeout(r, 3 * ttlMs));
+    const slow = syncCluster(e.deps, ttlMs);
+    await new Promise((r) => setTimeout(r, 2 * ttlMs));
+    await expect(syncCluster(e.deps, ttlMs)).resolves.toBeUndefined();
+    await expect(slow).resolves.toBeDefined();
+    expect(await redis.exists(e.store.keys.syncLock)).toBe(0);
+
+    // A worker killed mid-sync leaves its lock behind, never extended: the sync runs once it lapses.
+    await redis.set(e.store.keys.syncLock, 'killed-worker', 'PX', ttlMs);
+    await expect(syncCluster(e.deps, ttlMs)).resolves.toBeUndefined();
+    await new Promise((r) => setTimeout(r, ttlMs + 100));
+    await expect(syncCluster(e.deps, ttlMs)).resolves.toBeDefined();
+  });
+
   it('does not hide an LRP desired again while the sync runs', async () => {
     const kube = new HookedKube();
     const e = newEnv(kube);

@@ -102,7 +102,8 @@ export async function startWorker(
       prefix: settings.queuePrefix,
       concurrency: settings.worker.concurrency,
       lockMs: settings.worker.lockMs,
-      syncLockTtlMs: Math.max(60_000, settings.syncIntervalMs * 4),
+      // Like a job's lock: a worker that dies mid-sync holds the next sync back no longer than this.
+      syncLockTtlMs: settings.worker.lockMs,
       metrics,
     },
   );

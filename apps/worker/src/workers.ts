@@ -22,7 +22,7 @@ export interface WorkerOptions {
   concurrency: number;
   /** Lock of an active job; a dead worker's jobs stall after it and are taken again. */
   lockMs: number;
-  /** How long one sync may hold the sync lock. */
+  /** The sync lock's lifetime: its holder extends it while it runs, so it lapses only if the holder dies. */
   syncLockTtlMs: number;
   /** Where job outcomes are counted; omitted: nowhere. */
   metrics?: OpiMetrics;

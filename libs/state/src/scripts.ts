@@ -145,6 +145,12 @@ ${nextGeneration('KEYS[1]', 'ARGV[1]')}
 return g
 `;
 
+/** Extends a lock only if this owner still holds it. KEYS: lock. ARGV: owner, ttl in ms. */
+export const EXTEND_LOCK = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`;
+
 /** Releases a lock only if this owner still holds it. KEYS: lock. ARGV: owner. */
 export const RELEASE_LOCK = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end

@@ -18,6 +18,7 @@ import {
   CAS_RECORD,
   DESIRE,
   EXPIRE_IF_UNCHANGED,
+  EXTEND_LOCK,
   NEXT_GENERATION,
   RELEASE_LOCK,
   SHOW_EXISTING,
@@ -337,12 +338,30 @@ export class StateStore {
     };
   }
 
-  /** A lock so only one sync runs at a time across workers; returns a release function, or undefined. */
+  /**
+   * A lock so only one sync runs at a time across workers; returns a release function, or undefined.
+   * The holder extends it every third of `ttlMs` while it runs, so a sync may take longer than `ttlMs`,
+   * while a worker that dies mid-sync blocks the next sync for at most `ttlMs`, not for a whole sync's
+   * worst case.
+   */
   async tryLockSync(owner: string, ttlMs: number): Promise<(() => Promise<void>) | undefined> {
-    const ok = await this.redis.set(this.keys.syncLock, owner, 'PX', ttlMs, 'NX');
+    const key = this.keys.syncLock;
+    const ok = await this.redis.set(key, owner, 'PX', ttlMs, 'NX');
     if (ok !== 'OK') return undefined;
+    const extend = async () => {
+      try {
+        // Lost (expired under a blocked event loop and taken by another sync): stop extending.
+        if ((await runScript(this.redis, EXTEND_LOCK, [key], [owner, String(ttlMs)])) !== 1)
+          clearInterval(timer);
+      } catch {
+        // Redis down for a moment: the next tick tries again, and the lock may lapse meanwhile.
+      }
+    };
+    const timer = setInterval(() => void extend(), Math.max(1, Math.floor(ttlMs / 3)));
+    timer.unref();
     return async () => {
-      await runScript(this.redis, RELEASE_LOCK, [this.keys.syncLock], [owner]);
+      clearInterval(timer);
+      await runScript(this.redis, RELEASE_LOCK, [key], [owner]);
     };
   }
 }

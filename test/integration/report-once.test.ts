@@ -2,7 +2,9 @@
  * A task's completion reaches CC once even when marking it reported fails after CC took it (found by the
  * chaos suite: a cluster answering 5xx to the Job's annotation failed the report job, and its retry
  * posted the completion a second time), and a task still running when Redis was flushed is listed again
- * (it vanished from GET /tasks until its Job ended). Real Redis, the in-memory Kubernetes fake, a fake CC.
+ * (it vanished from GET /tasks until its Job ended), and a worker killed after CC's answer while Redis was
+ * restarting leaves the report remembered on the Job (also found by the chaos suite). Real Redis, the
+ * in-memory Kubernetes fake, a fake CC.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -14,7 +16,8 @@ import { StateStore, TaskStore } from '@opi/state';
 import { taskJobName, taskToJob } from '@opi/translation';
 import type { HandlerDeps } from '../../apps/worker/src/index.js';
 import { syncJobs } from '../../apps/worker/src/handlers/sync-jobs.js';
-import { REPORTED_ANNOTATION, reportTask } from '../../apps/worker/src/handlers/tasks.js';
+import { REPORTED_ANNOTATION } from '../../apps/worker/src/handlers/report.js';
+import { reportTask } from '../../apps/worker/src/handlers/tasks.js';
 import { sampleTask } from '../../libs/translation/src/job.fixture.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
 import { deletePrefix } from '../support/redis-keys.js';
@@ -94,6 +97,38 @@ describe('task reports and records under faults', () => {
     expect(
       (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
     ).toBeTruthy();
+    expect((await deps.tasks.getTask(guid))?.reported).toBe(true);
+    expect(await deps.tasks.unreportedTaskGuids()).not.toContain(guid);
+  });
+
+  it('a worker that dies after CC took the report, with Redis unreachable, leaves the mark on the Job', async () => {
+    const kube = new FlakyAnnotations();
+    const { deps, guid } = await setUp(kube);
+    // Redis goes away just after the post: marking the record waits (ioredis queues it) until the worker
+    // is killed. The Job's mark is written meanwhile.
+    class Unreachable extends TaskStore {
+      override markTaskReported(): Promise<void> {
+        return new Promise(() => undefined);
+      }
+    }
+    const dying = { ...deps, tasks: new Unreachable(redis, prefix) };
+    void reportTask(dying, guid);
+    for (let i = 0; i < 100 && cc.callsTo(`/internal/v4/tasks/${guid}/`).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const job = taskJobName(guid);
+    for (
+      let i = 0;
+      i < 100 && !(await kube.getJob(NS, job))?.metadata.annotations?.[REPORTED_ANNOTATION];
+      i++
+    ) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await deps.tasks.getTask(guid))?.reported).toBe(false);
+
+    // Its job stalls and another worker, Redis back, runs it: the Job says reported, so no second post.
+    await expect(reportTask(deps, guid)).resolves.toBe('already reported (its Job says so)');
+    expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
     expect((await deps.tasks.getTask(guid))?.reported).toBe(true);
     expect(await deps.tasks.unreportedTaskGuids()).not.toContain(guid);
   });

@@ -1,11 +1,25 @@
 /**
  * Posting to CC from a job: delivered → done; refused (4xx) → done, logged (CC will never take it:
  * e.g. 400 for a task it already failed); unavailable → thrown, so the queue retries with backoff; a
- * callback URL that cannot work → a permanent failure.
+ * callback URL that cannot work → a permanent failure. A task's or staging's completion is posted through
+ * reportOnce, which remembers the delivery so that no later run posts it again.
  */
 import { UnrecoverableError } from 'bullmq';
 import { CallbackUrlError } from '@opi/callbacks';
 import type { HandlerDeps } from '../deps.js';
+
+/** Set on a task or staging Job once CC has its result: the sync neither reports it again nor keeps it. */
+export const REPORTED_ANNOTATION = 'opi.cloudfoundry.org/reported-at';
+
+/** Where a report is remembered besides its record: the Job it came from. */
+export interface JobRef {
+  namespace: string;
+  name: string;
+}
+
+export async function markJobReported(deps: HandlerDeps, job: JobRef): Promise<void> {
+  await deps.kube.annotateJob(job.namespace, job.name, { [REPORTED_ANNOTATION]: new Date().toISOString() });
+}
 
 export async function postToCc(
   deps: HandlerDeps,
@@ -53,4 +67,39 @@ export async function afterDelivery<T>(
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** i, 5000)));
     }
   }
+}
+
+/**
+ * Posts a completion unless it is known to be delivered, and remembers the delivery in two places at
+ * once: the record in Redis and, when there is one, an annotation on the Job. Either stops a later run
+ * from posting again, so a worker killed after CC's answer while one of the two cannot be written (Redis
+ * restarting, the cluster failing) still leaves the other behind. The chaos suite found that window: three
+ * completions posted again after a worker died waiting for a restarting Redis.
+ */
+export async function reportOnce(
+  deps: HandlerDeps,
+  report: {
+    /** "task" or "staging", for the log lines. */
+    kind: string;
+    job: JobRef | undefined;
+    post: () => Promise<string>;
+    markRecord: () => Promise<void>;
+  },
+): Promise<string> {
+  const { kind, job, markRecord } = report;
+  if (job) {
+    const current = await deps.kube.getJob(job.namespace, job.name);
+    if (current?.metadata.annotations?.[REPORTED_ANNOTATION]) {
+      await afterDelivery(deps, `marking the ${kind} reported`, markRecord);
+      return 'already reported (its Job says so)';
+    }
+  }
+  const result = await report.post();
+  const marks = [afterDelivery(deps, `marking the ${kind} reported`, markRecord)];
+  if (job)
+    marks.push(afterDelivery(deps, `marking the ${kind} Job reported`, () => markJobReported(deps, job)));
+  // Both run to their end: one failing must not cut the other's retries short.
+  const failed = (await Promise.allSettled(marks)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return result;
 }

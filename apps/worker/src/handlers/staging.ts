@@ -8,8 +8,8 @@ import { stagingCompletedBody } from '@opi/callbacks';
 import { RegistryError, executionMetadata, fetchImageConfig } from '@opi/registry';
 import { stagingJobName, stagingToJob } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-import { afterDelivery, postToCc } from './report.js';
-import { REPORTED_ANNOTATION, createJobOnce } from './tasks.js';
+import { postToCc, reportOnce } from './report.js';
+import { createJobOnce } from './tasks.js';
 
 export async function stage(deps: HandlerDeps, stagingGuid: string): Promise<string> {
   const rec = await deps.tasks.getStaging(stagingGuid);
@@ -58,20 +58,17 @@ export async function reportStaging(deps: HandlerDeps, stagingGuid: string): Pro
   if (!rec) return 'no record';
   if (rec.reported) return 'already reported';
   if (!rec.outcome) return 'not finished';
-  const result = await postToCc(deps, rec.staging.completionCallback, stagingCompletedBody(rec.outcome), {
-    stagingGuid,
+  const { outcome, staging } = rec;
+  const result = await reportOnce(deps, {
+    kind: 'staging',
+    // Docker staging ran nothing in the cluster: its record is the only place to remember the report.
+    job:
+      staging.lifecycle.type === 'buildpack'
+        ? { namespace: staging.namespace, name: stagingJobName(stagingGuid) }
+        : undefined,
+    post: () => postToCc(deps, staging.completionCallback, stagingCompletedBody(outcome), { stagingGuid }),
+    markRecord: () => deps.tasks.markStagingReported(stagingGuid),
   });
-  // As for tasks (tasks.ts): Redis first, and both writes retried here rather than by re-posting.
-  await afterDelivery(deps, 'marking the staging reported', () =>
-    deps.tasks.markStagingReported(stagingGuid),
-  );
-  if (rec.staging.lifecycle.type === 'buildpack') {
-    await afterDelivery(deps, 'marking the staging Job reported', () =>
-      deps.kube.annotateJob(rec.staging.namespace, stagingJobName(stagingGuid), {
-        [REPORTED_ANNOTATION]: new Date().toISOString(),
-      }),
-    );
-  }
-  deps.logger.info({ stagingGuid, failed: rec.outcome.failed, result }, 'staging completion reported');
+  deps.logger.info({ stagingGuid, failed: outcome.failed, result }, 'staging completion reported');
   return result;
 }

@@ -20,7 +20,7 @@ import {
   taskOutcome,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-import { REPORTED_ANNOTATION, markJobReported } from './tasks.js';
+import { REPORTED_ANNOTATION, markJobReported } from './report.js';
 
 export interface JobSyncReport {
   jobs: number;
@@ -113,7 +113,7 @@ export async function syncJobs(deps: HandlerDeps, jobPods: readonly Pod[]): Prom
     if (rec?.reported) {
       // Reported, but the worker died before marking the Job: mark it now, or a Redis that loses the
       // record (or its expiry) would make a later sync report the task again.
-      await markJobReported(deps, job.metadata.namespace ?? '', taskGuid);
+      await markJobReported(deps, { namespace: job.metadata.namespace ?? '', name: job.metadata.name });
     } else if (rec) {
       await producer.reportTask(taskGuid);
       report.reporting++;

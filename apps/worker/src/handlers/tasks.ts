@@ -14,10 +14,7 @@ import {
   taskToJob,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-import { afterDelivery, postToCc } from './report.js';
-
-/** Set on a task or staging Job once CC has its result: the sync neither reports it again nor keeps it. */
-export const REPORTED_ANNOTATION = 'opi.cloudfoundry.org/reported-at';
+import { postToCc, reportOnce } from './report.js';
 
 /** Makes a Secret owned by a Job, so deleting the Job (or its TTL) takes the credentials along. */
 export async function ownSecretByJob(
@@ -87,29 +84,21 @@ export async function cancelTask(deps: HandlerDeps, taskGuid: string): Promise<s
   return `job ${job}`;
 }
 
-export async function markJobReported(deps: HandlerDeps, namespace: string, taskGuid: string): Promise<void> {
-  await deps.kube.annotateJob(namespace, taskJobName(taskGuid), {
-    [REPORTED_ANNOTATION]: new Date().toISOString(),
-  });
-}
-
 export async function reportTask(deps: HandlerDeps, taskGuid: string): Promise<string> {
   const rec = await deps.tasks.getTask(taskGuid);
   if (!rec) return 'no record';
   if (rec.reported) return 'already reported';
   if (!rec.outcome) return 'not finished';
-  const result = await postToCc(deps, rec.task.completionCallback, taskCompletedBody(taskGuid, rec.outcome), {
-    taskGuid,
+  const { outcome } = rec;
+  const result = await reportOnce(deps, {
+    kind: 'task',
+    job: { namespace: rec.task.namespace, name: taskJobName(taskGuid) },
+    post: () =>
+      postToCc(deps, rec.task.completionCallback, taskCompletedBody(taskGuid, outcome), { taskGuid }),
+    markRecord: () => deps.tasks.markTaskReported(taskGuid),
   });
-  // Redis first: one fast write closes the window in which a killed worker's retry would post again. Then
-  // the Job, so that a Redis that loses the record later does not make the sync report it again (the sync
-  // also marks a Job whose record says reported, should this worker die in between).
-  await afterDelivery(deps, 'marking the task reported', () => deps.tasks.markTaskReported(taskGuid));
-  await afterDelivery(deps, 'marking the Job reported', () =>
-    markJobReported(deps, rec.task.namespace, taskGuid),
-  );
   deps.logger.info(
-    { taskGuid, failed: rec.outcome.failed, reason: rec.outcome.failureReason, result },
+    { taskGuid, failed: outcome.failed, reason: outcome.failureReason, result },
     'task completion reported',
   );
   return result;

@@ -1,14 +1,15 @@
 /**
- * The convergence baseline: creates the Deployments of BENCH_COUNT LRPs straight through client-node,
- * BENCH_CONCURRENCY at a time, in its own process as the workers are. Builds each body with the same
- * translation the workers use before the clock starts, then prints `{"elapsedMs": n}` on stdout.
+ * The convergence baseline: creates the Deployments of LRPs straight through client-node, BENCH_CONCURRENCY
+ * at a time, in its own process as the workers are. It stays up for several rounds (client-node takes
+ * seconds to load): each line `{"count": n}` on stdin is a round of n new LRPs, whose bodies are built
+ * with the same translation the workers use before the clock starts; it answers `{"elapsedMs": t}`.
  */
+import { createInterface } from 'node:readline';
 import { AppsV1Api, KubeConfig, type V1Deployment } from '@kubernetes/client-node';
 import { desireLrpSchema, toDesiredLrp } from '@opi/contract';
 import { lrpToDeployment } from '@opi/translation';
 import { desireBody, uuid } from './bodies.js';
 
-const count = Number(process.env['BENCH_COUNT'] ?? 1000);
 const concurrency = Number(process.env['BENCH_CONCURRENCY'] ?? 64);
 const namespace = process.env['BENCH_NAMESPACE'] ?? 'cf-workloads';
 const salt = process.env['BENCH_SALT'] ?? 'd0';
@@ -16,21 +17,30 @@ const salt = process.env['BENCH_SALT'] ?? 'd0';
 const kc = new KubeConfig();
 kc.loadFromDefault();
 const apps = kc.makeApiClient(AppsV1Api);
-const bodies = Array.from({ length: count }, (_, n) => {
-  const lrp = toDesiredLrp(desireLrpSchema.parse(desireBody(uuid(n, salt), 'v1')), {
-    namespace,
-    dropletRegistry: 'registry.example',
-  });
-  return lrpToDeployment(lrp, { runAsNonRoot: true }) as V1Deployment;
-});
+let made = 0;
 
-const started = performance.now();
-let next = 0;
-async function lane(): Promise<void> {
-  while (next < bodies.length) {
-    const body = bodies[next++];
-    if (body) await apps.createNamespacedDeployment({ namespace, body });
-  }
+async function round(count: number): Promise<number> {
+  const bodies = Array.from({ length: count }, () => {
+    const lrp = toDesiredLrp(desireLrpSchema.parse(desireBody(uuid(made++, salt), 'v1')), {
+      namespace,
+      dropletRegistry: 'registry.example',
+    });
+    return lrpToDeployment(lrp, { runAsNonRoot: true }) as V1Deployment;
+  });
+  const started = performance.now();
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < bodies.length) {
+      const body = bodies[next++];
+      if (body) await apps.createNamespacedDeployment({ namespace, body });
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return performance.now() - started;
 }
-await Promise.all(Array.from({ length: concurrency }, lane));
-process.stdout.write(`${JSON.stringify({ elapsedMs: performance.now() - started })}\n`);
+
+process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+for await (const line of createInterface({ input: process.stdin })) {
+  const { count } = JSON.parse(line) as { count: number };
+  process.stdout.write(`${JSON.stringify({ elapsedMs: await round(count) })}\n`);
+}

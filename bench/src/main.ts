@@ -198,6 +198,19 @@ async function stopChild(c: Child): Promise<void> {
 }
 
 /** A process's resident memory; 0 once it is gone (its exit is noticed by the caller). */
+/** CPU seconds a process has used (user + system), from /proc; NaN where there is none. */
+function cpuSeconds(pid: number): number {
+  try {
+    // The command name (field 2) may hold spaces: the fields counted from its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, fields 14 and 15, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 function rssBytes(pid: number): number {
   let status: string;
   try {
@@ -498,7 +511,7 @@ async function instances(base: string, core: CoreV1Api, size: number): Promise<v
  * Desires at 64 connections, against the bare handler. The two alternate in three rounds and the median
  * of the rounds' ratios is taken, so a neighbour's load that comes and goes hits both sides alike.
  */
-async function ingest(base: string, bare: string): Promise<void> {
+async function ingest(ours: Child, bare: Child): Promise<void> {
   let counter = 0;
   const salt = randomBytes(3).toString('hex');
   const rounds = 3;
@@ -521,10 +534,17 @@ async function ingest(base: string, bare: string): Promise<void> {
       },
     ],
   });
-  const results: { b: Load; o: Load }[] = [];
+  // How busy each server was while loaded, in cores: near 1 means bound by its own CPU (one thread).
+  const busy = async (c: Child): Promise<Load & { cores: number }> => {
+    const cpu0 = cpuSeconds(c.pid);
+    const t0 = performance.now();
+    const l = await load(opts(`http://127.0.0.1:${c.port}`));
+    return { ...l, cores: (cpuSeconds(c.pid) - cpu0) / ((performance.now() - t0) / 1000) };
+  };
+  const results: { b: Load & { cores: number }; o: Load & { cores: number } }[] = [];
   for (let i = 0; i < rounds; i++) {
-    const b = await load(opts(bare));
-    const o = await load(opts(base));
+    const b = await busy(bare);
+    const o = await busy(ours);
     results.push({ b, o });
   }
   const median = (xs: number[]): number => percentile(xs, 50);
@@ -544,7 +564,10 @@ async function ingest(base: string, bare: string): Promise<void> {
     met: ratio >= 0.5 && bad === 0,
     note:
       `median of ${rounds} alternating rounds; p50 ${median(results.map((r) => r.o.p50)).toFixed(1)} ms vs ` +
-      `${median(results.map((r) => r.b.p50)).toFixed(1)} ms; non-2xx/errors: ours ${bad}`,
+      `${median(results.map((r) => r.b.p50)).toFixed(1)} ms; CPU ${median(results.map((r) => r.o.cores)).toFixed(2)} ` +
+      `vs ${median(results.map((r) => r.b.cores)).toFixed(2)} cores; ` +
+      `CPU per request ${Math.round(median(results.map((r) => (r.o.cores / r.o.rps) * 1e6)))} µs vs ` +
+      `${Math.round(median(results.map((r) => (r.b.cores / r.b.rps) * 1e6)))} µs; non-2xx/errors: ours ${bad}`,
   });
 }
 
@@ -1089,7 +1112,7 @@ async function main(): Promise<void> {
     if (worker) await stopChild(worker);
     if (runs('ingest')) {
       log('desire ingest');
-      await ingest(base, `http://127.0.0.1:${bare.port}`);
+      await ingest(api, bare);
     }
     if (runs('queue')) {
       log('queue overhead');

@@ -24,9 +24,17 @@ import { deletePrefix } from '../support/redis-keys.js';
 
 const NS = 'cf-workloads';
 
-/** Its Job annotations fail `failures` times, as a cluster answering 503 would. */
+/** Its Job annotations fail `failures` times, and its Job reads `readFailures` times, as a cluster answering 503 would. */
 class FlakyAnnotations extends FakeKubernetes {
   failures = 0;
+  readFailures = 0;
+  override async getJob(namespace: string, name: string): ReturnType<FakeKubernetes['getJob']> {
+    if (this.readFailures > 0) {
+      this.readFailures--;
+      throw new Error('injected: the server is currently unable to handle the request');
+    }
+    return super.getJob(namespace, name);
+  }
   override async annotateJob(
     namespace: string,
     name: string,
@@ -99,6 +107,15 @@ describe('task reports and records under faults', () => {
     ).toBeTruthy();
     expect((await deps.tasks.getTask(guid))?.reported).toBe(true);
     expect(await deps.tasks.unreportedTaskGuids()).not.toContain(guid);
+  });
+
+  it('reads the Job again in place when the cluster blips, so the attempt is not used up', async () => {
+    const kube = new FlakyAnnotations();
+    const { deps, guid } = await setUp(kube);
+    kube.readFailures = 2;
+    await expect(reportTask(deps, guid)).resolves.toMatch(/^delivered/);
+    expect(kube.readFailures).toBe(0);
+    expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
   });
 
   it('a worker that dies after CC took the report, with Redis unreachable, leaves the mark on the Job', async () => {

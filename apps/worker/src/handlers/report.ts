@@ -44,20 +44,23 @@ export async function postToCc(
 }
 
 /**
+ * Runs a call to Redis or the cluster again in place, with a short backoff, rather than failing the job.
  * After CC took a report, nothing may post it again: a failed write of "reported" would fail the job, and
- * its retry would post a second time. So that write is retried here, through a cluster answering 5xx or
- * a Redis restart, before the job gives up (only then, or if the worker dies in between, can CC get the
- * report twice; it answers a repeated completion with 400).
+ * its retry would post a second time. So those writes are retried here, through a cluster answering 5xx
+ * or a Redis restart, before the job gives up (only then, or if the worker dies in between, can CC get
+ * the report twice; it answers a repeated completion with 400). Before the post, the Job's read is
+ * retried here too, a few times: a job's attempts are for CC's outages, and a cluster's blip that used
+ * one up would push the next post minutes later (the job's backoff doubles per attempt).
  */
-export async function afterDelivery<T>(
+export async function retryInPlace<T>(
   deps: HandlerDeps,
   what: string,
-  write: () => Promise<T>,
+  call: () => Promise<T>,
   tries = 20,
 ): Promise<T> {
   for (let i = 1; ; i++) {
     try {
-      return await write();
+      return await call();
     } catch (err) {
       if (i >= tries) throw err;
       deps.logger.warn(
@@ -68,6 +71,9 @@ export async function afterDelivery<T>(
     }
   }
 }
+
+/** Tries of the Job's read before a post: about 3 s in all. */
+const READ_TRIES = 5;
 
 /**
  * Posts a completion unless it is known to be delivered, and remembers the delivery in two places at
@@ -88,16 +94,21 @@ export async function reportOnce(
 ): Promise<string> {
   const { kind, job, markRecord } = report;
   if (job) {
-    const current = await deps.kube.getJob(job.namespace, job.name);
+    const current = await retryInPlace(
+      deps,
+      `reading the ${kind}'s Job`,
+      () => deps.kube.getJob(job.namespace, job.name),
+      READ_TRIES,
+    );
     if (current?.metadata.annotations?.[REPORTED_ANNOTATION]) {
-      await afterDelivery(deps, `marking the ${kind} reported`, markRecord);
+      await retryInPlace(deps, `marking the ${kind} reported`, markRecord);
       return 'already reported (its Job says so)';
     }
   }
   const result = await report.post();
-  const marks = [afterDelivery(deps, `marking the ${kind} reported`, markRecord)];
+  const marks = [retryInPlace(deps, `marking the ${kind} reported`, markRecord)];
   if (job)
-    marks.push(afterDelivery(deps, `marking the ${kind} Job reported`, () => markJobReported(deps, job)));
+    marks.push(retryInPlace(deps, `marking the ${kind} Job reported`, () => markJobReported(deps, job)));
   // Both run to their end: one failing must not cut the other's retries short.
   const failed = (await Promise.allSettled(marks)).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;

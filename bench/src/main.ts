@@ -197,7 +197,6 @@ async function stopChild(c: Child): Promise<void> {
   clearTimeout(timer);
 }
 
-/** A process's resident memory; 0 once it is gone (its exit is noticed by the caller). */
 /** CPU seconds a process has used (user + system), from /proc; NaN where there is none. */
 function cpuSeconds(pid: number): number {
   try {
@@ -211,6 +210,7 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/** A process's resident memory; 0 once it is gone (its exit is noticed by the caller). */
 function rssBytes(pid: number): number {
   let status: string;
   try {
@@ -583,6 +583,11 @@ const serviceEnv = (prefix: string): Record<string, string> => ({
 });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Every request to the simulated cluster takes `ms` from now on. */
+function setLatency(sim: Simulator, ms: number): void {
+  sim.faults.set({ latencyMs: ms, jitterMs: 0 });
+}
+
 /** A fresh simulated cluster whose every request takes `latencyMs`, and its kubeconfig file. */
 async function convergenceCluster(
   results: string,
@@ -590,7 +595,7 @@ async function convergenceCluster(
   name: string,
 ): Promise<{ sim: Simulator; kubeconfig: string }> {
   const sim = await startSimulator({ controllers: false, namespaces: [NAMESPACE], seed: 12 });
-  sim.faults.set({ latencyMs, jitterMs: 0 });
+  setLatency(sim, latencyMs);
   const kubeconfig = join(results, `${name}-kubeconfig.yaml`);
   await writeFile(kubeconfig, sim.kubeconfig());
   return { sim, kubeconfig };
@@ -605,7 +610,7 @@ interface Converger {
   close(): Promise<void>;
 }
 
-/** Deployments in the simulated cluster, and a wait until there are `target`. */
+/** How many Deployments the simulated cluster holds. */
 function deploymentsOf(sim: Simulator): { count: () => number } {
   const deployments = sim.store.registry.get('apps', 'deployments');
   return { count: () => sim.store.count(deployments) };
@@ -688,7 +693,9 @@ async function startConvergenceService(
         if (desires.bad) throw new Error(`convergence: ${desires.bad} desires failed`);
         return elapsed;
       },
-      setLatency: (ms) => sim.faults.set({ latencyMs: ms, jitterMs: 0 }),
+      setLatency: (ms) => {
+        setLatency(sim, ms);
+      },
       keepWorkers: async (keep) => {
         for (const w of started.slice(keep)) await stopChild(w);
       },
@@ -742,7 +749,9 @@ async function startDirectCreator(
       if (deployments.count() !== target) throw new Error('direct-create fell short');
       return elapsedMs ?? NaN;
     },
-    setLatency: (ms) => sim.faults.set({ latencyMs: ms, jitterMs: 0 }),
+    setLatency: (ms) => {
+      setLatency(sim, ms);
+    },
     close,
   };
 }

@@ -810,7 +810,6 @@ describe('workers: dispatch through BullMQ', () => {
       prefix: e.prefix,
       concurrency: 2,
       lockMs: 30_000,
-      syncLockTtlMs: SYNC_LOCK_TTL_MS,
     });
   });
 

@@ -102,8 +102,6 @@ export async function startWorker(
       prefix: settings.queuePrefix,
       concurrency: settings.worker.concurrency,
       lockMs: settings.worker.lockMs,
-      // Like a job's lock: a worker that dies mid-sync holds the next sync back no longer than this.
-      syncLockTtlMs: settings.worker.lockMs,
       metrics,
     },
   );

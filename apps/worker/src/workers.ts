@@ -20,10 +20,12 @@ export interface WorkerOptions {
   connection: RedisClient;
   prefix: string;
   concurrency: number;
-  /** Lock of an active job; a dead worker's jobs stall after it and are taken again. */
+  /**
+   * Lock of an active job; a dead worker's jobs stall after it and are taken again. The sync's lock lives
+   * as long: its holder extends it while it runs, so a worker that dies mid-sync holds the next back no
+   * longer than this.
+   */
   lockMs: number;
-  /** The sync lock's lifetime: its holder extends it while it runs, so it lapses only if the holder dies. */
-  syncLockTtlMs: number;
   /** Where job outcomes are counted; omitted: nowhere. */
   metrics?: OpiMetrics;
 }
@@ -42,7 +44,7 @@ const HANDLERS: Handlers = {
   convergeLrp: (deps, _o, p) => convergeLrp(deps, p.processGuid, { fresh: p.fresh === true }),
   stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName),
   syncCluster: async (deps, opts) =>
-    (await syncCluster(deps, opts.syncLockTtlMs)) ?? 'skipped: another sync is running',
+    (await syncCluster(deps, opts.lockMs)) ?? 'skipped: another sync is running',
   runTask: (deps, _o, p) => runTask(deps, p.taskGuid),
   cancelTask: (deps, _o, p) => cancelTask(deps, p.taskGuid),
   stage: (deps, _o, p) => stage(deps, p.stagingGuid),

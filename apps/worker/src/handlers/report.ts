@@ -92,7 +92,8 @@ export async function reportOnce(
     markRecord: () => Promise<void>;
   },
 ): Promise<string> {
-  const { kind, job, markRecord } = report;
+  const { kind, job } = report;
+  const markRecord = () => retryInPlace(deps, `marking the ${kind} reported`, report.markRecord);
   if (job) {
     const current = await retryInPlace(
       deps,
@@ -101,12 +102,12 @@ export async function reportOnce(
       READ_TRIES,
     );
     if (current?.metadata.annotations?.[REPORTED_ANNOTATION]) {
-      await retryInPlace(deps, `marking the ${kind} reported`, markRecord);
+      await markRecord();
       return 'already reported (its Job says so)';
     }
   }
   const result = await report.post();
-  const marks = [retryInPlace(deps, `marking the ${kind} reported`, markRecord)];
+  const marks = [markRecord()];
   if (job)
     marks.push(retryInPlace(deps, `marking the ${kind} Job reported`, () => markJobReported(deps, job)));
   // Both run to their end: one failing must not cut the other's retries short.

@@ -373,7 +373,11 @@ function isObject(v: unknown): v is Body {
 function mutate(body: Body, mutations: Mutation[]): Body {
   if (!isObject(body)) return body;
   const copy = structuredClone(body);
-  for (const m of mutations) {
+  for (const mutation of mutations) {
+    // Each value is placed as its own copy: fc.constantFrom hands out the same `{}` and `[]` every time,
+    // so a later mutation walking into a shared value would write into it (a circle, when it sets the
+    // same value there, and a changed constant for every later case).
+    const m = { ...mutation, value: structuredClone(mutation.value) };
     let target: Body = copy;
     for (let d = 0; d < m.depth; d++) {
       const children = Object.keys(target).filter((k) => isObject(target[k]));

@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { createLogger } from '@opi/logging';
 import { JobProducer, producerConnection } from '@opi/queue';
-import { StateStore, TaskStore } from '@opi/state';
+import { StateStore, TaskStore, parseInboxEntry } from '@opi/state';
 import { createApp } from '../../apps/api/src/index.js';
 import {
   type Body,
@@ -359,9 +359,23 @@ function errorBodyProblem(a: RawAnswer): string | undefined {
 
 const QUEUES = ['lrp', 'task', 'callback', 'sync'] as const;
 
-/** Every job the request enqueued (the queues are drained after each case), then drained. */
+/**
+ * Every job the request enqueued, and every converge its write asked for in the inbox (no pump runs
+ * here), then drained: the queues and the inbox are empty before each case.
+ */
 async function takeJobs(): Promise<{ name: string; data: Record<string, unknown> }[]> {
   const out: { name: string; data: Record<string, unknown> }[] = [];
+  const [[, asked]] = (await redis.multi().lrange(store.keys.inbox, 0, -1).del(store.keys.inbox).exec()) as [
+    [Error | null, string[]],
+  ];
+  for (const raw of asked) {
+    const entry = parseInboxEntry(raw);
+    out.push(
+      entry
+        ? { name: 'converge-lrp', data: { processGuid: entry.processGuid } }
+        : { name: `unreadable inbox entry ${raw}`, data: {} },
+    );
+  }
   for (const q of QUEUES) {
     const queue = producer.queues[q];
     const jobs = await queue.getJobs(['wait', 'prioritized', 'delayed', 'waiting-children']);

@@ -5,13 +5,13 @@
  * 503 with Retry-After (not a hang) when Redis cannot be reached.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { createLogger } from '@opi/logging';
 import { JobProducer, producerConnection } from '@opi/queue';
-import { type CachedInstances, StateStore, TaskStore } from '@opi/state';
+import { type CachedInstances, type InboxEntry, StateStore, TaskStore, parseInboxEntry } from '@opi/state';
 import { createApp } from '../../apps/api/src/index.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -156,26 +156,25 @@ async function schedulingInfoOf(lrp: Lrp): Promise<SchedulingInfo | undefined> {
   return (await schedulingInfos()).find((s) => s.desired_lrp_key.process_guid === lrp.processGuid);
 }
 
-/** The converge jobs the queue holds for one LRP (no worker runs, so they stay waiting). */
-async function convergeJobs(lrp: Lrp): Promise<{ name: string; data: unknown }[]> {
-  const jobs = await env.producer.queues.lrp.getJobs(['wait', 'active', 'delayed', 'prioritized']);
-  return jobs.filter(
-    (j) => j.name === 'converge-lrp' && (j.data as { processGuid?: string }).processGuid === lrp.processGuid,
-  );
+/** The converges the writes asked for one LRP (no worker moves the inbox here, so they stay in it). */
+async function convergeJobs(lrp: Lrp): Promise<InboxEntry[]> {
+  const raw = await env.redis.lrange(env.store.keys.inbox, 0, -1);
+  return raw.map((r) => parseInboxEntry(r)).filter((e) => e?.processGuid === lrp.processGuid) as InboxEntry[];
 }
 
 /** Everything a request could change: any record write bumps the generation. */
 async function fingerprint(lrp?: Lrp) {
   const { redis, store, producer } = env;
-  const [generation, sched, lrps, record, lrpJobs, syncJobs] = await Promise.all([
+  const [generation, sched, lrps, record, lrpJobs, syncJobs, inbox] = await Promise.all([
     redis.get(store.keys.generation),
     redis.hgetall(store.keys.sched),
     redis.smembers(store.keys.lrps),
     lrp ? redis.get(store.keys.lrp(lrp.processGuid)) : Promise.resolve(null),
     producer.queues.lrp.getJobCounts(),
     producer.queues.sync.getJobCounts(),
+    redis.llen(store.keys.inbox),
   ]);
-  return { generation, sched, lrps: lrps.sort(), record, lrpJobs, syncJobs };
+  return { generation, sched, lrps: lrps.sort(), record, lrpJobs, syncJobs, inbox };
 }
 
 function expectErrorBody(body: unknown, ...mentions: string[]): string {
@@ -198,7 +197,7 @@ async function writeCache(entries: Record<string, CachedInstances>, syncedAt = D
 // Routes
 
 describe('PUT /apps/:process_guid (desire)', () => {
-  it('answers 202 with an empty body, records the LRP and enqueues one converge job', async () => {
+  it('answers 202 with an empty body, records the LRP and asks for one converge', async () => {
     const lrp = newLrp();
     const res = await request(env.app).put(`/apps/${lrp.processGuid}`).send(desireBody(lrp));
     expect(res.status).toBe(202);
@@ -225,24 +224,23 @@ describe('PUT /apps/:process_guid (desire)', () => {
     });
     const jobs = await convergeJobs(lrp);
     expect(jobs).toHaveLength(1);
-    expect(jobs[0]?.data).toEqual({ processGuid: lrp.processGuid, fresh: true });
+    expect(jobs[0]).toEqual({
+      processGuid: lrp.processGuid,
+      fresh: true,
+      cause: expect.stringMatching(/^g\d+$/),
+    });
   });
 
   it('answers 202 to a re-desire without changing the record or enqueueing again', async () => {
     const lrp = newLrp();
     await desire(lrp);
     const before = await fingerprint(lrp);
-    const spy = jest.spyOn(env.producer, 'convergeLrp');
-    try {
-      for (const body of [desireBody(lrp), desireBody(lrp, { instances: 5, last_updated: 'other' })]) {
-        const res = await request(env.app).put(`/apps/${lrp.processGuid}`).send(body);
-        expect(res.status).toBe(202);
-        expect(res.text).toBe('');
-      }
-      expect(spy).not.toHaveBeenCalled();
-    } finally {
-      spy.mockRestore();
+    for (const body of [desireBody(lrp), desireBody(lrp, { instances: 5, last_updated: 'other' })]) {
+      const res = await request(env.app).put(`/apps/${lrp.processGuid}`).send(body);
+      expect(res.status).toBe(202);
+      expect(res.text).toBe('');
     }
+    // The fingerprint counts the inbox: nothing more was asked.
     expect(await fingerprint(lrp)).toEqual(before);
     expect(await convergeJobs(lrp)).toHaveLength(1);
   });
@@ -381,17 +379,9 @@ describe('POST /apps/:process_guid (update)', () => {
   it('answers 200 and changes instances and annotation in GET /apps/:guid/:version and GET /apps', async () => {
     const lrp = newLrp();
     await desire(lrp, { instances: 1, last_updated: '1589212345.1' });
-    const spy = jest.spyOn(env.producer, 'convergeLrp');
-    let res;
-    try {
-      res = await request(env.app)
-        .post(`/apps/${lrp.processGuid}`)
-        .send(updateBody(lrp, { instances: 4, annotation: '1589212399.9876540', routes: { cf_router: [] } }));
-      expect(spy).toHaveBeenCalledTimes(1);
-      expect(spy.mock.calls[0]?.[0]).toEqual({ processGuid: lrp.processGuid });
-    } finally {
-      spy.mockRestore();
-    }
+    const res = await request(env.app)
+      .post(`/apps/${lrp.processGuid}`)
+      .send(updateBody(lrp, { instances: 4, annotation: '1589212399.9876540', routes: { cf_router: [] } }));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({});
 
@@ -406,8 +396,11 @@ describe('POST /apps/:process_guid (update)', () => {
       },
     });
     expect((await schedulingInfoOf(lrp))?.annotation).toBe('1589212399.9876540');
-    // De-duplicated per LRP: the waiting job reads the latest record when it runs.
-    expect(await convergeJobs(lrp)).toHaveLength(1);
+    // One converge asked per write, each by its generation (the queue de-duplicates them per LRP: the
+    // waiting job reads the latest record when it runs; inbox-pump.test.ts).
+    const asked = await convergeJobs(lrp);
+    expect(asked.map((e) => e.fresh)).toEqual([true, false]);
+    expect(asked[1]?.cause).toBe(`g${(await env.store.get(lrp.processGuid))?.generation}`);
   });
 
   it('leaves the image when the update has an empty or no image, and changes it otherwise', async () => {
@@ -500,23 +493,20 @@ describe('GET /apps/:guid/:version', () => {
 });
 
 describe('PUT /apps/:guid/:version/stop', () => {
-  it('answers 200, removes the LRP from GET /apps and enqueues a converge', async () => {
+  it('answers 200, removes the LRP from GET /apps and asks for a converge', async () => {
     const lrp = newLrp();
     await desire(lrp);
-    const spy = jest.spyOn(env.producer, 'convergeLrp');
-    let res;
-    try {
-      res = await request(env.app).put(`/apps/${lrp.guid}/${lrp.version}/stop`);
-      expect(spy).toHaveBeenCalledTimes(1);
-      expect(spy.mock.calls[0]?.[0]).toEqual({ processGuid: lrp.processGuid });
-    } finally {
-      spy.mockRestore();
-    }
+    const res = await request(env.app).put(`/apps/${lrp.guid}/${lrp.version}/stop`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({});
     expect(await schedulingInfoOf(lrp)).toBeUndefined();
     expect((await request(env.app).get(`/apps/${lrp.guid}/${lrp.version}`)).status).toBe(404);
-    expect((await env.store.get(lrp.processGuid))?.state).toBe('stopped');
+    const rec = await env.store.get(lrp.processGuid);
+    expect(rec?.state).toBe('stopped');
+    expect((await convergeJobs(lrp)).map((e) => e.cause)).toEqual([
+      expect.stringMatching(/^g\d+$/),
+      `g${rec?.generation}`,
+    ]);
   });
 
   it('answers 200 also for an LRP it never saw', async () => {

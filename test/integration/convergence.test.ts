@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { keys } from '@opi/state';
 import {
   NAMESPACE,
   type Service,
@@ -26,7 +27,10 @@ async function lrpQueueIdle(s: Service): Promise<boolean> {
   const q = new Queue('lrp', { connection: s.redis, prefix: s.settings.queuePrefix });
   const c = await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
   await q.close();
-  return c['waiting'] === 0 && c['active'] === 0 && c['delayed'] === 0 && c['prioritized'] === 0;
+  const asked = await s.redis.llen(keys(s.settings.queuePrefix).inbox);
+  return (
+    asked === 0 && c['waiting'] === 0 && c['active'] === 0 && c['delayed'] === 0 && c['prioritized'] === 0
+  );
 }
 
 describe('a CC-like convergence loop over 200 apps', () => {

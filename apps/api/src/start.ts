@@ -7,8 +7,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Settings } from '@opi/config';
 import type { Logger } from '@opi/logging';
 import { type OpiMetrics, createMetrics } from '@opi/metrics';
-import { JobProducer, QUEUE_NAMES, QueueBacklog, producerConnection } from '@opi/queue';
-import { StateStore, TaskStore } from '@opi/state';
+import { JobProducer, QUEUE_NAMES, QueueBacklog, producerConnection, withConvergeInbox } from '@opi/queue';
+import { ConvergeInbox, StateStore, TaskStore } from '@opi/state';
 import { type AppDeps, createAdminApp, createApp } from './app.js';
 import { assertSafeToListen, tlsServerOptions } from './security.js';
 
@@ -93,8 +93,9 @@ export async function startApi(
   // The connection's errors are logged above; without a listener BullMQ repeats them per queue on stderr.
   for (const q of Object.values(producer.queues)) q.on('error', () => undefined);
   const metrics = options.metrics ?? createMetrics();
+  const counted = withConvergeInbox(producer.queues, new ConvergeInbox(redis, store.keys.inbox));
   const unwatch = metrics.watch({
-    queues: producer.queues,
+    queues: counted,
     callbackQueue: QUEUE_NAMES.callback,
     store,
     connected: () => redis.status === 'ready',
@@ -107,7 +108,7 @@ export async function startApi(
     logger,
     bodyLimitBytes: settings.http.bodyLimitBytes,
     rateLimitPerMinute: settings.limits.ratePerMinute,
-    backPressure: { backlog: new QueueBacklog(producer.queues), maxDepth: settings.limits.maxQueueDepth },
+    backPressure: { backlog: new QueueBacklog(counted), maxDepth: settings.limits.maxQueueDepth },
     defaults: {
       namespace: settings.namespace,
       dropletRegistry: settings.dropletRegistry,

@@ -3,14 +3,17 @@ import type { Settings } from '@opi/config';
 import { ClientNodeKubernetes, type KubeConnection } from '@opi/kube';
 import type { Logger } from '@opi/logging';
 import { type OpiMetrics, createMetrics } from '@opi/metrics';
-import { JobProducer, QUEUE_NAMES, workerConnection } from '@opi/queue';
+import { JobProducer, QUEUE_NAMES, withConvergeInbox, workerConnection } from '@opi/queue';
 import { CallbackClient, loadTls } from '@opi/callbacks';
-import { StateStore, TaskStore } from '@opi/state';
+import { ConvergeInbox, StateStore, TaskStore } from '@opi/state';
+import { type InboxPump, startInboxPump } from './inbox-pump.js';
 import { type RunningMetricsServer, startMetricsServer } from './metrics-server.js';
 import { type RunningWorkers, startWorkers } from './workers.js';
 
 export interface RunningWorker {
   workers: RunningWorkers;
+  /** Moves the API's converge requests into the lrp queue. */
+  pump: InboxPump;
   metrics: OpiMetrics;
   /** Port of /metrics, /healthz and /readyz; undefined when not served. */
   metricsPort: number | undefined;
@@ -39,6 +42,7 @@ export async function startWorker(
     logger.warn({ err: err.message }, 'redis connection error (worker)');
   });
   const store = new StateStore(redis, settings.queuePrefix);
+  const inbox = new ConvergeInbox(redis, store.keys.inbox);
   const producer = new JobProducer({
     connection: redis,
     prefix: settings.queuePrefix,
@@ -75,7 +79,7 @@ export async function startWorker(
     );
     // Depth and cache age only where they are served; the one-process server's API reads them itself.
     unwatch = metrics.watch({
-      queues: producer.queues,
+      queues: withConvergeInbox(producer.queues, inbox),
       callbackQueue: QUEUE_NAMES.callback,
       store,
       connected: () => redis.status === 'ready',
@@ -106,6 +110,11 @@ export async function startWorker(
     },
   );
   started.workers = workers;
+  const blocking = redis.duplicate();
+  blocking.on('error', (err: Error) => {
+    logger.warn({ err: err.message }, 'redis connection error (converge inbox)');
+  });
+  const pump = startInboxPump({ inbox, blocking, producer, logger });
   await producer.scheduleSync(settings.syncIntervalMs);
   // The schedule lives in Redis: re-install it now and then, so a Redis that lost its data (a restart
   // without persistence, a flush) gets its sync back without a worker restart.
@@ -124,10 +133,12 @@ export async function startWorker(
   );
   return {
     workers,
+    pump,
     metrics,
     metricsPort: server?.port,
     close: async () => {
       clearInterval(reschedule);
+      await pump.close();
       await workers.close(settings.shutdownTimeoutMs);
       await server?.close();
       unwatch();

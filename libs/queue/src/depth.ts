@@ -60,3 +60,29 @@ export class QueueBacklog {
     }
   }
 }
+
+/** Anything that counts jobs by state, as BullMQ's Queue does. */
+export interface CountsSource<T extends string> {
+  getJobCounts(...types: T[]): Promise<Record<string, number>>;
+}
+
+/**
+ * `queues` with the lrp queue's waiting count raised by the converge inbox's length: converges the API
+ * asked for that no worker has moved into the queue yet are backlog too (for back-pressure and
+ * `opi_queue_depth`), and pile up there when no worker runs.
+ */
+export function withConvergeInbox<T extends string>(
+  queues: Readonly<Record<string, CountsSource<T>>>,
+  inbox: { length(): Promise<number> },
+  queue = 'lrp',
+): Record<string, CountsSource<T>> {
+  const source = queues[queue];
+  if (!source) return { ...queues };
+  const counted: CountsSource<T> = {
+    getJobCounts: async (...types) => {
+      const [counts, waiting] = await Promise.all([source.getJobCounts(...types), inbox.length()]);
+      return { ...counts, waiting: (counts['waiting'] ?? 0) + waiting };
+    },
+  };
+  return { ...queues, [queue]: counted };
+}

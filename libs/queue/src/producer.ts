@@ -118,10 +118,21 @@ export class JobProducer {
   }
 
   /** Converge one LRP (see convergeJobOptions). */
-  async convergeLrp(payload: JobPayload<'convergeLrp'>, cause: string): Promise<void> {
+  convergeLrp(payload: JobPayload<'convergeLrp'>, cause: string): Promise<void> {
+    return this.convergeLrps([{ ...payload, cause }]);
+  }
+
+  /** Converge many LRPs in one round trip (BullMQ's addBulk: one MULTI of their adds). */
+  async convergeLrps(items: readonly (JobPayload<'convergeLrp'> & { cause: string })[]): Promise<void> {
+    if (!items.length) return;
     const spec = JOBS.convergeLrp;
-    const opts = convergeJobOptions(payload.processGuid, cause);
-    await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), opts);
+    await this.queues[spec.queue].addBulk(
+      items.map(({ cause, ...payload }) => ({
+        name: spec.name,
+        data: spec.schema.parse(payload),
+        opts: convergeJobOptions(payload.processGuid, cause),
+      })),
+    );
   }
 
   async stopInstance(payload: JobPayload<'stopInstance'>): Promise<void> {

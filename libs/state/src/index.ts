@@ -1,3 +1,4 @@
 export * from './state-store.js';
 export * from './keys.js';
 export * from './task-store.js';
+export * from './inbox.js';

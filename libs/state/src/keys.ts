@@ -23,6 +23,11 @@ export function keys(prefix: string) {
     /** Hash of facts about the last sync. */
     syncMeta: `${prefix}:state:sync`,
     syncLock: `${prefix}:state:sync:lock`,
+    /**
+     * List of converges the API's writes ask for (see inbox.ts): pushed by the write's own script, moved
+     * into the lrp queue by the workers.
+     */
+    inbox: `${prefix}:state:inbox:converge`,
     /** JSON TaskRecord per task guid. */
     task: (taskGuid: string) => `${prefix}:state:task:${taskGuid}`,
     /** Tasks CC has not been told the end of: GET /tasks. */

@@ -44,9 +44,10 @@ end`;
 /**
  * Records a desire unless the LRP is already desired, with its generation, in one round trip (it was
  * three: read, next generation, compare-and-set). The generation is as NEXT_GENERATION's.
- * KEYS: record, lrps set, sched hash, generation counter, sched version. ARGV: the desired LRP as JSON,
- * process guid, sched entry, generation floor, new sched version token. Answers {1, generation} when recorded, {0, generation} when already
- * desired. Records are read by their shape, not with cjson, which refuses JSON that JSON.stringify writes
+ * KEYS: record, lrps set, sched hash, generation counter, sched version, converge inbox. ARGV: the desired
+ * LRP as JSON, process guid, sched entry, generation floor, new sched version token. Answers
+ * {1, generation} when recorded (and the converge it asks for is in the inbox, see inboxEntry),
+ * {0, generation} when already desired. Records are read by their shape, not with cjson, which refuses JSON that JSON.stringify writes
  * (lone surrogates as \\ud800; found by the fuzz tests): every record the store writes starts with its
  * state, and a desired one ends with its generation (test/integration/state-records.test.ts pins it).
  */
@@ -61,13 +62,15 @@ redis.call('SET', KEYS[1], '{"state":"desired","lrp":' .. ARGV[1] .. ',"generati
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
 redis.call('SET', KEYS[5], ARGV[5])
+redis.call('RPUSH', KEYS[6], 'g' .. gs .. ' 1 ' .. ARGV[2])
 return {1, gs}
 `;
 
 /**
  * Compare-and-set of a record, maintaining the set of records and the scheduling infos.
- * KEYS: record, lrps set, sched hash, sched version. ARGV: expected current ('' = absent), new record,
- * process guid, sched op ('set' | 'del' | 'keep'), sched entry, new sched version token.
+ * KEYS: record, lrps set, sched hash, sched version, converge inbox. ARGV: expected current ('' = absent),
+ * new record, process guid, sched op ('set' | 'del' | 'keep'), sched entry, new sched version token,
+ * inbox entry ('' = none).
  */
 export const CAS_RECORD = `
 local cur = redis.call('GET', KEYS[1]) or ''
@@ -77,6 +80,7 @@ redis.call('SADD', KEYS[2], ARGV[3])
 if ARGV[4] == 'set' then redis.call('HSET', KEYS[3], ARGV[3], ARGV[5])
 elseif ARGV[4] == 'del' then redis.call('HDEL', KEYS[3], ARGV[3]) end
 if ARGV[4] ~= 'keep' then redis.call('SET', KEYS[4], ARGV[6]) end
+if ARGV[7] ~= '' then redis.call('RPUSH', KEYS[5], ARGV[7]) end
 return 1
 `;
 

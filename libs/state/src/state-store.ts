@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
+import { inboxEntry } from './inbox.js';
 import { type Keys, keys } from './keys.js';
 import {
   CAS_RECORD,
@@ -88,12 +89,13 @@ export class StateStore {
     next: LrpRecord,
     sched: 'set' | 'del' | 'keep',
     entry = '',
+    converge = '',
   ): Promise<boolean> {
     const r = await runScript(
       this.redis,
       CAS_RECORD,
-      [this.keys.lrp(processGuid), this.keys.lrps, this.keys.sched, this.keys.schedVersion],
-      [expected, JSON.stringify(next), processGuid, sched, entry, randomUUID()],
+      [this.keys.lrp(processGuid), this.keys.lrps, this.keys.sched, this.keys.schedVersion, this.keys.inbox],
+      [expected, JSON.stringify(next), processGuid, sched, entry, randomUUID(), converge],
     );
     return r === 1;
   }
@@ -112,7 +114,10 @@ export class StateStore {
     return raw ? (JSON.parse(raw) as LrpRecord) : undefined;
   }
 
-  /** Records a desire. An LRP that is already desired is left as it is (CC's re-desire is a no-op). */
+  /**
+   * Records a desire. An LRP that is already desired is left as it is (CC's re-desire is a no-op). A
+   * recorded one asks for its converge in the same step (see inbox.ts); so do update and stop.
+   */
   async desire(lrp: DesiredLrp): Promise<{ changed: boolean; generation: number }> {
     const [changed, generation] = (await runScript(
       this.redis,
@@ -123,6 +128,7 @@ export class StateStore {
         this.keys.sched,
         this.keys.generation,
         this.keys.schedVersion,
+        this.keys.inbox,
       ],
       [JSON.stringify(lrp), lrp.processGuid, schedOf(lrp), String(Date.now() * 1000), randomUUID()],
     )) as [number, string];
@@ -146,7 +152,8 @@ export class StateStore {
         ...(fields.image ? { image: fields.image } : {}),
       };
       const generation = await this.nextGeneration();
-      if (await this.cas(processGuid, raw, { state: 'desired', lrp, generation }, 'set', schedOf(lrp))) {
+      const next: LrpRecord = { state: 'desired', lrp, generation };
+      if (await this.cas(processGuid, raw, next, 'set', schedOf(lrp), inboxEntry(processGuid, generation))) {
         return { generation, lrp };
       }
     }
@@ -178,7 +185,7 @@ export class StateStore {
         ...(namespace ? { namespace } : {}),
         ...names,
       };
-      if (await this.cas(processGuid, raw, tombstone, 'del')) {
+      if (await this.cas(processGuid, raw, tombstone, 'del', '', inboxEntry(processGuid, generation))) {
         return { generation, existed: cur?.state === 'desired' };
       }
     }

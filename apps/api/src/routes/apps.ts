@@ -1,7 +1,9 @@
 /**
- * The contract's app routes. Writes record the desired state first and enqueue second: if the enqueue
- * is lost, the sync still finds the LRP missing from the cluster and converges it. Reads come from Redis
- * only (desired state and the sync's cache), never from the cluster, so they stay fast at any scale.
+ * The contract's app routes. A desire, update or stop is one script in Redis that records the desired
+ * state and asks for its converge in the same step (the converge inbox, libs/state/src/inbox.ts; the
+ * workers move it into the queue), so the request path does no enqueue of its own and none can be lost.
+ * Reads come from Redis only (desired state and the sync's cache), never from the cluster, so they stay
+ * fast at any scale.
  */
 import { Router, type Request, type Response } from 'express';
 import {
@@ -42,15 +44,6 @@ function lrpIdentity(req: Request): { guid: string; version: string; processGuid
   return { guid: g.data, version: v.data, processGuid: processGuidOf(g.data, v.data) };
 }
 
-/** Enqueue after recording; a lost enqueue is repaired by the sync, so it does not fail the request. */
-async function enqueue(req: Request, what: string, fn: () => Promise<void>): Promise<void> {
-  try {
-    await fn();
-  } catch (err) {
-    req.log.warn({ err, what }, 'enqueue failed; the sync will converge it');
-  }
-}
-
 function sendCacheAge(res: Response, syncedAt: number | undefined): void {
   res.setHeader(
     'X-OPI-Cache-Age-Ms',
@@ -71,10 +64,6 @@ export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): 
     const lrp = toDesiredLrp(body, defaults);
     const { changed, generation } = await store.desire(lrp);
     logFacts(res, { processGuid: lrp.processGuid, generation, changed, did: 'lrp desired' });
-    if (changed)
-      await enqueue(req, 'converge', () =>
-        producer.convergeLrp({ processGuid: lrp.processGuid, fresh: true }, `g${generation}`),
-      );
     res.status(202).end();
   });
 
@@ -105,7 +94,6 @@ export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): 
     });
     if (!updated) throw new NotFoundError(`no LRP with process guid ${processGuid}`);
     logFacts(res, { processGuid, generation: updated.generation, did: 'lrp updated' });
-    await enqueue(req, 'converge', () => producer.convergeLrp({ processGuid }, `g${updated.generation}`));
     res.status(200).json({});
   });
 
@@ -128,7 +116,6 @@ export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): 
     const { guid, version, processGuid } = lrpIdentity(req);
     const { generation, existed } = await store.stop(processGuid, guid, version);
     logFacts(res, { processGuid, generation, existed, did: 'lrp stopped' });
-    await enqueue(req, 'converge', () => producer.convergeLrp({ processGuid }, `g${generation}`));
     res.status(200).json({});
   });
 

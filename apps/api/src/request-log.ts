@@ -19,12 +19,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { type Logger, TOP_LEVEL_SECRET_KEYS } from '@opi/logging';
 
+type Level = 'error' | 'warn' | 'info' | 'debug';
+
+/** What a handler logs with: lines that carry its request (a child logger, made on the first line). */
+export type RequestLogger = Record<Level, (obj: Record<string, unknown>, msg: string) => void>;
+
 declare module 'node:http' {
   interface IncomingMessage {
     /** X-Request-Id: the client's, when it is a plain token, else a new one. */
     id: string;
     /** A logger whose lines carry this request. */
-    log: Logger;
+    log: RequestLogger;
   }
 }
 
@@ -51,7 +56,32 @@ function requestFields(req: IncomingMessage): Record<string, unknown> {
   return { id: req.id, method: req.method, url: req.url, remoteAddress: req.socket.remoteAddress };
 }
 
-type Level = 'error' | 'warn' | 'info' | 'debug';
+/**
+ * req.log: a plain object set on each request, whose child logger is made on its first line. (It was a
+ * getter defined on each request, which cost more than the rest of this middleware.)
+ */
+class LazyRequestLogger implements RequestLogger {
+  private child: Logger | undefined;
+  constructor(
+    private readonly logger: Logger,
+    private readonly req: IncomingMessage,
+  ) {}
+  private get lines(): Logger {
+    return (this.child ??= this.logger.child({ req: requestFields(this.req) }));
+  }
+  error(obj: Record<string, unknown>, msg: string): void {
+    this.lines.error(obj, msg);
+  }
+  warn(obj: Record<string, unknown>, msg: string): void {
+    this.lines.warn(obj, msg);
+  }
+  info(obj: Record<string, unknown>, msg: string): void {
+    this.lines.info(obj, msg);
+  }
+  debug(obj: Record<string, unknown>, msg: string): void {
+    this.lines.debug(obj, msg);
+  }
+}
 
 export interface RequestLogOptions {
   /** Requests not logged at all (probes, scrapes). */
@@ -68,17 +98,11 @@ export function requestLog(logger: Logger, options: RequestLogOptions): RequestH
     const incoming = req.headers['x-request-id'];
     req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', req.id);
-    let child: Logger | undefined;
-    Object.defineProperty(req, 'log', {
-      configurable: true,
-      enumerable: false,
-      get: () => (child ??= logger.child({ req: requestFields(req) })),
-    });
+    req.log = new LazyRequestLogger(logger, req);
     if (!options.ignore(req)) {
       const started = Date.now();
-      const done = (): void => {
-        res.off('finish', done);
-        res.off('close', done);
+      // 'close' comes after 'finish', and also when the client went away first: one listener for both.
+      res.once('close', () => {
         const level = options.level(req, res);
         if (!lines.isLevelEnabled(level)) return;
         const line: Record<string, unknown> = { req: requestFields(req), ...factsOf(res) };
@@ -87,9 +111,7 @@ export function requestLog(logger: Logger, options: RequestLogOptions): RequestH
         // The client went away before the answer was written.
         if (!res.writableFinished) line['aborted'] = true;
         lines[level](line, 'request completed');
-      };
-      res.on('finish', done);
-      res.on('close', done);
+      });
     }
     next();
   };

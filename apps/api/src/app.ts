@@ -6,7 +6,7 @@
 import express, { Router, type Express } from 'express';
 import { errorBody } from '@opi/contract';
 import type { Logger } from '@opi/logging';
-import { type OpiMetrics, httpMetrics } from '@opi/metrics';
+import { type OpiMetrics, httpObserver } from '@opi/metrics';
 import { DASHBOARD_PATH, type DashboardOptions, dashboardRouter } from './dashboard.js';
 import { errorHandler } from './errors.js';
 import { type HealthDeps, healthRouter, isProbe, metricsRouter } from './routes/health.js';
@@ -35,12 +35,16 @@ export interface AppDeps extends AppRoutesDeps, TaskRoutesDeps {
   backPressure?: Omit<BackPressureOptions, 'metrics'>;
 }
 
-function baseApp(logger: Logger): Express {
+/** `metrics`: counts every request by route and status (see httpObserver); omitted: none counted. */
+function baseApp(logger: Logger, metrics?: OpiMetrics): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(
+    // First, so every answer counts and is logged: refusals by the credentials check and the body
+    // parser too.
     requestLog(logger, {
+      onEnd: metrics && httpObserver(metrics),
       // Probes and scrapes come every few seconds and say nothing new.
       ignore: (req) => isProbe(req.url),
       level: (req, res) => {
@@ -79,9 +83,7 @@ export function operatorRoutes(deps: AppDeps): Router {
 }
 
 export function createApp(deps: AppDeps): Express {
-  const app = baseApp(deps.logger);
-  // First, so every answer counts: refusals by the credentials check and the body parser too.
-  if (deps.metrics) app.use(httpMetrics(deps.metrics));
+  const app = baseApp(deps.logger, deps.metrics);
   if (!deps.separateAdmin) {
     // Entered only for its own paths: stepping into a router and matching its routes on each of CC's
     // requests was a measurable share of a desire's CPU.

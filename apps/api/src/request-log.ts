@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { type Logger, TOP_LEVEL_SECRET_KEYS } from '@opi/logging';
 
 type Level = 'error' | 'warn' | 'info' | 'debug';
@@ -88,26 +88,36 @@ export interface RequestLogOptions {
   ignore: (req: IncomingMessage) => boolean;
   /** The level of a finished request's line. */
   level: (req: IncomingMessage, res: ServerResponse) => Level;
+  /**
+   * Called for every request when it ends, logged or not (the request metrics): from the same one
+   * 'close' listener, rather than each adding its own to every request.
+   */
+  onEnd?: ((req: Request, res: Response, elapsedMs: number) => void) | undefined;
 }
 
 const REQUEST_ID = /^[\w.-]{1,128}$/;
 
 export function requestLog(logger: Logger, options: RequestLogOptions): RequestHandler {
   const lines = logger.child({}, { redact: { paths: [...TOP_LEVEL_SECRET_KEYS], censor: '[redacted]' } });
+  const { onEnd } = options;
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
     req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', req.id);
     req.log = new LazyRequestLogger(logger, req);
-    if (!options.ignore(req)) {
-      const started = Date.now();
+    const logged = !options.ignore(req);
+    if (logged || onEnd) {
+      const started = performance.now();
       // 'close' comes after 'finish', and also when the client went away first: one listener for both.
       res.once('close', () => {
+        const elapsedMs = performance.now() - started;
+        onEnd?.(req, res, elapsedMs);
+        if (!logged) return;
         const level = options.level(req, res);
         if (!lines.isLevelEnabled(level)) return;
         const line: Record<string, unknown> = { req: requestFields(req), ...factsOf(res) };
         line['res'] = { statusCode: res.statusCode };
-        line['responseTime'] = Date.now() - started;
+        line['responseTime'] = Math.round(elapsedMs);
         // The client went away before the answer was written.
         if (!res.writableFinished) line['aborted'] = true;
         lines[level](line, 'request completed');

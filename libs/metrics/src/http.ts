@@ -18,7 +18,6 @@ export interface RequestLike {
 export interface ResponseLike {
   statusCode: number;
   writableFinished: boolean;
-  once(event: 'close', listener: () => void): unknown;
 }
 
 export function routeOf(req: RequestLike): string {
@@ -27,15 +26,14 @@ export function routeOf(req: RequestLike): string {
   return `${req.baseUrl ?? ''}${path}`;
 }
 
-/** Mount before the routes (and before anything that may answer first, like the body parser). */
-export function httpMetrics(metrics: OpiMetrics) {
-  return (req: RequestLike, res: ResponseLike, next: () => void): void => {
-    const started = performance.now();
-    // 'close' comes after 'finish' and also when the client went away first, so every request counts.
-    res.once('close', () => {
-      const status = res.writableFinished ? String(res.statusCode) : 'aborted';
-      metrics.observeHttpRequest(req.method, routeOf(req), status, performance.now() - started);
-    });
-    next();
+/**
+ * Counts one ended request: call it once per request when its response closes ('close' comes after
+ * 'finish', and also when the client went away first, counted as `aborted`). The API calls it from the
+ * request log's one 'close' listener rather than adding a listener of its own to every request.
+ */
+export function httpObserver(metrics: OpiMetrics) {
+  return (req: RequestLike, res: ResponseLike, elapsedMs: number): void => {
+    const status = res.writableFinished ? String(res.statusCode) : 'aborted';
+    metrics.observeHttpRequest(req.method, routeOf(req), status, elapsedMs);
   };
 }

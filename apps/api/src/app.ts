@@ -3,7 +3,7 @@
  * main.ts only wires and listens. CC's routes sit behind its credentials; the operator endpoints
  * (dashboard, health, metrics) do not take them, and move to createAdminApp's app with OPI_ADMIN_PORT.
  */
-import express, { Router, type Express } from 'express';
+import express, { type Express, type RequestHandler, Router } from 'express';
 import { errorBody } from '@opi/contract';
 import type { Logger } from '@opi/logging';
 import { type OpiMetrics, httpObserver } from '@opi/metrics';
@@ -15,6 +15,7 @@ import { type TaskRoutesDeps, taskRoutes } from './routes/tasks.js';
 import { type BackPressureOptions, backPressure, rateLimitPerClient } from './limits.js';
 import { requireBearerToken } from './security.js';
 import { requestLog } from './request-log.js';
+import { series } from './series.js';
 
 export interface AppDeps extends AppRoutesDeps, TaskRoutesDeps {
   logger: Logger;
@@ -35,28 +36,30 @@ export interface AppDeps extends AppRoutesDeps, TaskRoutesDeps {
   backPressure?: Omit<BackPressureOptions, 'metrics'>;
 }
 
-/** `metrics`: counts every request by route and status (see httpObserver); omitted: none counted. */
-function baseApp(logger: Logger, metrics?: OpiMetrics): Express {
+function bareApp(): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(
-    // First, so every answer counts and is logged: refusals by the credentials check and the body
-    // parser too.
-    requestLog(logger, {
-      onEnd: metrics && httpObserver(metrics),
-      // Probes and scrapes come every few seconds and say nothing new.
-      ignore: (req) => isProbe(req.url),
-      level: (req, res) => {
-        if (res.statusCode >= 500) return 'error';
-        if (res.statusCode >= 400) return 'warn';
-        // An open dashboard polls every few seconds; its reads would drown the log, its writes should not.
-        const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
-        return url.startsWith(DASHBOARD_PATH) && req.method === 'GET' ? 'debug' : 'info';
-      },
-    }),
-  );
   return app;
+}
+
+/**
+ * One line per request, and (given `metrics`) its count by route and status (see httpObserver). Mounted
+ * first, so every answer counts and is logged: refusals by the credentials check and the body parser too.
+ */
+function logRequests(logger: Logger, metrics?: OpiMetrics): RequestHandler {
+  return requestLog(logger, {
+    onEnd: metrics && httpObserver(metrics),
+    // Probes and scrapes come every few seconds and say nothing new.
+    ignore: (req) => isProbe(req.url),
+    level: (req, res) => {
+      if (res.statusCode >= 500) return 'error';
+      if (res.statusCode >= 400) return 'warn';
+      // An open dashboard polls every few seconds; its reads would drown the log, its writes should not.
+      const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
+      return url.startsWith(DASHBOARD_PATH) && req.method === 'GET' ? 'debug' : 'info';
+    },
+  });
 }
 
 function finish(app: Express): Express {
@@ -83,27 +86,30 @@ export function operatorRoutes(deps: AppDeps): Router {
 }
 
 export function createApp(deps: AppDeps): Express {
-  const app = baseApp(deps.logger, deps.metrics);
+  const app = bareApp();
+  // Everything before the body parser runs as one layer (series.ts): it is the same for every request.
+  const front: RequestHandler[] = [logRequests(deps.logger, deps.metrics)];
   if (!deps.separateAdmin) {
     // Entered only for its own paths: stepping into a router and matching its routes on each of CC's
     // requests was a measurable share of a desire's CPU.
     const operator = operatorRoutes(deps);
-    app.use((req, res, next) => {
+    front.push((req, res, next) => {
       if (isOperatorPath(req.path)) operator(req, res, next);
       else next();
     });
   }
   // Everything below is CC's. Its credentials are checked before a body is even read.
-  if (deps.apiTokens?.length) app.use(requireBearerToken(deps.apiTokens));
+  if (deps.apiTokens?.length) front.push(requireBearerToken(deps.apiTokens));
   // Counted per authenticated client, before the body is read.
   if (deps.rateLimitPerMinute)
-    app.use(
+    front.push(
       rateLimitPerClient({
         perMinute: deps.rateLimitPerMinute,
         tokensConfigured: (deps.apiTokens?.length ?? 0) > 0,
         metrics: deps.metrics,
       }),
     );
+  app.use(series(...front));
   // CC sends JSON; parse any content type so a missing header is not mistaken for a missing body.
   app.use(express.json({ limit: deps.bodyLimitBytes, type: () => true, strict: false }));
   const guard = backPressure(deps.backPressure && { ...deps.backPressure, metrics: deps.metrics });
@@ -114,7 +120,8 @@ export function createApp(deps: AppDeps): Express {
 
 /** The operator endpoints alone, for OPI_ADMIN_PORT. */
 export function createAdminApp(deps: AppDeps): Express {
-  const app = baseApp(deps.logger);
+  const app = bareApp();
+  app.use(logRequests(deps.logger));
   app.use(operatorRoutes(deps));
   return finish(app);
 }

@@ -162,23 +162,30 @@ export function backPressure(options: BackPressureOptions | undefined): QueueGua
   return (queue) => {
     metrics?.backpressureRejections.inc({ queue }, 0);
     return (req, res, next) => {
+      const decide = (depth: number): void => {
+        if (depth < maxDepth) {
+          next();
+          return;
+        }
+        metrics?.backpressureRejections.inc({ queue });
+        req.log.warn({ queue, depth, maxDepth }, 'write refused: queue full');
+        res.setHeader('Retry-After', String(BACKPRESSURE_RETRY_AFTER_SECONDS));
+        res
+          .status(503)
+          .json(
+            errorBody(
+              `the ${queue} queue is full (${depth} jobs waiting, at most ${maxDepth}): try again later`,
+            ),
+          );
+      };
+      // Nearly always known: the depth is read once a second, whatever the rate of writes.
+      const known = backlog.fresh(queue);
+      if (known !== undefined) {
+        decide(known);
+        return;
+      }
       backlog.depth(queue).then(
-        (depth) => {
-          if (depth < maxDepth) {
-            next();
-            return;
-          }
-          metrics?.backpressureRejections.inc({ queue });
-          req.log.warn({ queue, depth, maxDepth }, 'write refused: queue full');
-          res.setHeader('Retry-After', String(BACKPRESSURE_RETRY_AFTER_SECONDS));
-          res
-            .status(503)
-            .json(
-              errorBody(
-                `the ${queue} queue is full (${depth} jobs waiting, at most ${maxDepth}): try again later`,
-              ),
-            );
-        },
+        decide,
         // Never read yet and Redis unavailable: let the write go on, it meets the same Redis and fails
         // with the usual 503 (or succeeds, if Redis came back).
         (err: unknown) => {

@@ -31,6 +31,19 @@ describe('QueueBacklog', () => {
     expect(lrp.calls).toHaveLength(2);
   });
 
+  it('answers a fresh depth without a promise, and nothing once it is stale or before the first read', async () => {
+    let now = 0;
+    const lrp = source(() => ({ waiting: 4 }));
+    const backlog = new QueueBacklog({ lrp }, 1000, () => now);
+    expect(backlog.fresh('lrp')).toBeUndefined();
+    await backlog.depth('lrp');
+    now = 999;
+    expect(backlog.fresh('lrp')).toBe(4);
+    now = 1000;
+    expect(backlog.fresh('lrp')).toBeUndefined();
+    expect(lrp.calls).toHaveLength(1);
+  });
+
   it('keeps the last value when a read fails, and throws when there is none', async () => {
     let now = 0;
     let fail = true;

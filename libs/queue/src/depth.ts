@@ -28,6 +28,12 @@ export class QueueBacklog {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The depth read less than `maxAgeMs` ago, if there is one: no promise to wait for on the hot path. */
+  fresh(queue: string): number | undefined {
+    const entry = this.entries.get(queue);
+    return entry && this.now() - entry.readAt < this.maxAgeMs ? entry.depth : undefined;
+  }
+
   /**
    * Waiting + delayed jobs of `queue`, at most `maxAgeMs` old. When a read fails, the last value read
    * is returned if there is one (the failure is thrown otherwise).

@@ -113,8 +113,9 @@ export function createApp(deps: AppDeps): Express {
   // CC sends JSON; parse any content type so a missing header is not mistaken for a missing body.
   app.use(express.json({ limit: deps.bodyLimitBytes, type: () => true, strict: false }));
   const guard = backPressure(deps.backPressure && { ...deps.backPressure, metrics: deps.metrics });
-  app.use(appRoutes({ ...deps, guard }));
-  app.use(taskRoutes({ ...deps, guard }));
+  // On the app itself: a nested Router would cost a dispatch of its own on every request.
+  appRoutes({ ...deps, guard }, app);
+  taskRoutes({ ...deps, guard }, app);
   return finish(app);
 }
 

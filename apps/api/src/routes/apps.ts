@@ -5,7 +5,7 @@
  * Reads come from Redis only (desired state and the sync's cache), never from the cluster, so they stay
  * fast at any scale.
  */
-import { Router, type Request, type Response } from 'express';
+import { type IRouter, Router, type Request, type Response } from 'express';
 import {
   type DesireDefaults,
   desireLrpSchema,
@@ -51,8 +51,11 @@ function sendCacheAge(res: Response, syncedAt: number | undefined): void {
   );
 }
 
-export function appRoutes({ store, producer, defaults, guard }: AppRoutesDeps): Router {
-  const r = Router();
+/** Registers the routes on `r`: the app itself in createApp, as a nested Router costs a dispatch per request. */
+export function appRoutes(
+  { store, producer, defaults, guard }: AppRoutesDeps,
+  r: IRouter = Router(),
+): IRouter {
   // Before the handler: a refused write records nothing.
   const full = (guard ?? backPressure(undefined))(QUEUE_NAMES.lrp);
 

@@ -3,7 +3,7 @@
  * Job and report to CC. A task leaves GET /tasks once CC has been told its end (that is how CC tells a
  * lost task from a running one).
  */
-import { Router, type Request } from 'express';
+import { type IRouter, Router, type Request } from 'express';
 import {
   type DesireDefaults,
   describeIssues,
@@ -34,8 +34,11 @@ function guidParam(req: Request, name: string): string {
   return r.data;
 }
 
-export function taskRoutes({ tasks, producer, defaults, guard }: TaskRoutesDeps): Router {
-  const r = Router();
+/** Registers the routes on `r`: the app itself in createApp, as a nested Router costs a dispatch per request. */
+export function taskRoutes(
+  { tasks, producer, defaults, guard }: TaskRoutesDeps,
+  r: IRouter = Router(),
+): IRouter {
   // Before the handler: a refused write records nothing.
   const full = (guard ?? backPressure(undefined))(QUEUE_NAMES.task);
 

@@ -7,6 +7,7 @@ import { logFacts, requestLog } from './request-log.js';
 
 function app() {
   const lines: Record<string, unknown>[] = [];
+  const ended: [string, number, string, number][] = [];
   const logger = pino(
     { level: 'info', base: null, redact: { paths: ['*.password'], censor: '[redacted]' } },
     {
@@ -20,6 +21,8 @@ function app() {
     requestLog(logger, {
       ignore: (req) => req.url === '/healthz',
       level: (req, res) => (res.statusCode >= 500 ? 'error' : req.method === 'GET' ? 'debug' : 'info'),
+      onEnd: (req, res, elapsedMs) =>
+        ended.push([req.originalUrl, res.statusCode, String(req.route?.path), elapsedMs]),
     }),
   );
   a.put('/apps/:pg', (req, res) => {
@@ -33,7 +36,7 @@ function app() {
   });
   a.get('/healthz', (_req, res) => res.status(200).end());
   a.get('/quiet', (_req, res) => res.status(200).end());
-  return { a, lines };
+  return { a, lines, ended };
 }
 
 describe('requestLog', () => {
@@ -89,5 +92,18 @@ describe('requestLog', () => {
     await request(a).get('/healthz');
     await request(a).get('/quiet');
     expect(lines).toEqual([]);
+  });
+
+  it('hands every ended request to onEnd once, logged or not, with its route and time', async () => {
+    const { a, ended } = app();
+    await request(a).get('/healthz');
+    await request(a).put('/apps/g-v');
+    await request(a).get('/nowhere');
+    expect(ended).toEqual([
+      ['/healthz', 200, '/healthz', expect.any(Number)],
+      ['/apps/g-v', 202, '/apps/:pg', expect.any(Number)],
+      ['/nowhere', 404, 'undefined', expect.any(Number)],
+    ]);
+    for (const [, , , ms] of ended) expect(ms).toBeGreaterThanOrEqual(0);
   });
 });

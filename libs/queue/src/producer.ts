@@ -45,6 +45,22 @@ export function convergeJobOptions(processGuid: string, cause: string): JobsOpti
   };
 }
 
+/** A converge to add: its payload and its cause (see convergeJobOptions). */
+export type ConvergeItem = JobPayload<'convergeLrp'> & { cause: string };
+
+function convergeJob({ cause, ...payload }: ConvergeItem): {
+  name: string;
+  data: unknown;
+  opts: JobsOptions;
+} {
+  const spec = JOBS.convergeLrp;
+  return {
+    name: spec.name,
+    data: spec.schema.parse(payload),
+    opts: convergeJobOptions(payload.processGuid, cause),
+  };
+}
+
 export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
 
@@ -118,21 +134,15 @@ export class JobProducer {
   }
 
   /** Converge one LRP (see convergeJobOptions). */
-  convergeLrp(payload: JobPayload<'convergeLrp'>, cause: string): Promise<void> {
-    return this.convergeLrps([{ ...payload, cause }]);
+  async convergeLrp(payload: JobPayload<'convergeLrp'>, cause: string): Promise<void> {
+    // One add, not a bulk of one: addBulk wraps its adds in a MULTI, which costs a lone job a quarter.
+    const { name, data, opts } = convergeJob({ ...payload, cause });
+    await this.queues[JOBS.convergeLrp.queue].add(name, data, opts);
   }
 
   /** Converge many LRPs in one round trip (BullMQ's addBulk: one MULTI of their adds). */
-  async convergeLrps(items: readonly (JobPayload<'convergeLrp'> & { cause: string })[]): Promise<void> {
-    if (!items.length) return;
-    const spec = JOBS.convergeLrp;
-    await this.queues[spec.queue].addBulk(
-      items.map(({ cause, ...payload }) => ({
-        name: spec.name,
-        data: spec.schema.parse(payload),
-        opts: convergeJobOptions(payload.processGuid, cause),
-      })),
-    );
+  async convergeLrps(items: readonly ConvergeItem[]): Promise<void> {
+    if (items.length) await this.queues[JOBS.convergeLrp.queue].addBulk(items.map(convergeJob));
   }
 
   async stopInstance(payload: JobPayload<'stopInstance'>): Promise<void> {

@@ -154,9 +154,9 @@ describe('the converge inbox', () => {
     expect(await redis.llen(store.keys.inbox)).toBe(0);
   });
 
-  it('drops an entry it cannot read and moves the others', async () => {
+  it('drops an entry it cannot read or the queue would refuse, and moves the others', async () => {
     const lrp = newLrp();
-    await redis.rpush(store.keys.inbox, 'not an entry');
+    await redis.rpush(store.keys.inbox, 'not an entry', inboxEntry('pg', 3), inboxEntry('x'.repeat(128), 4));
     await store.desire(lrp);
     start();
     await eventually(async () => (await waiting()).length === 1, 'the readable entry moved');

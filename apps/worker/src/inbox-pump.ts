@@ -5,11 +5,12 @@
  * costs the workers a few bulk adds instead of costing the API one add each.
  *
  * A failed add puts its entries back at the head and waits before the next try (Redis or the queue is in
- * trouble; the entries keep). An entry the pump cannot read is dropped with a warning: nothing of this
- * service writes one, and the sync converges whatever LRP it might have named.
+ * trouble; the entries keep). An entry the pump cannot read, or whose process guid the queue's schema
+ * refuses, is dropped with a warning: nothing of this service writes one (the API checks the same
+ * bounds), and the sync converges whatever LRP it might have named.
  */
 import type { Logger } from '@opi/logging';
-import type { JobProducer, RedisClient } from '@opi/queue';
+import { type ConvergeItem, JOBS, type JobProducer, type RedisClient } from '@opi/queue';
 import { type ConvergeInbox, parseInboxEntry } from '@opi/state';
 
 export interface InboxPumpOptions {
@@ -49,11 +50,16 @@ export function startInboxPump(deps: InboxPumpDeps, options: Partial<InboxPumpOp
   const moveOnce = async (): Promise<void> => {
     const taken = await inbox.take(blocking, batch, waitSeconds);
     if (!taken.length) return;
-    const items = [];
+    const items: ConvergeItem[] = [];
     for (const raw of taken) {
       const entry = parseInboxEntry(raw);
-      if (entry) items.push({ processGuid: entry.processGuid, cause: entry.cause, fresh: entry.fresh });
-      else logger.warn({ entry: raw.slice(0, 200) }, 'converge inbox: unreadable entry dropped');
+      // Checked one by one: a payload the queue's schema refuses would fail the whole batch's add
+      // every time (a permanent error), holding up every entry behind it.
+      if (entry && JOBS.convergeLrp.schema.safeParse({ processGuid: entry.processGuid }).success) {
+        items.push({ processGuid: entry.processGuid, cause: entry.cause, fresh: entry.fresh });
+      } else {
+        logger.warn({ entry: raw.slice(0, 200) }, 'converge inbox: unreadable entry dropped');
+      }
     }
     try {
       await producer.convergeLrps(items);

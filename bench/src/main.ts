@@ -507,6 +507,19 @@ async function instances(base: string, core: CoreV1Api, size: number): Promise<v
   faster('GET instances', label, 'p99', ours.p99, percentile(runs, 99), { minFactor: 1 });
 }
 
+/** autocannon requests that each desire a new LRP, its app guid from `nextGuid`. */
+function newDesires(nextGuid: () => string): autocannon.Request[] {
+  return [
+    {
+      method: 'PUT',
+      setupRequest: (req) => {
+        const guid = nextGuid();
+        return { ...req, path: `/apps/${guid}-${VERSION}`, body: JSON.stringify(desireBody(guid, VERSION)) };
+      },
+    },
+  ];
+}
+
 /**
  * Desires at 64 connections, against the bare handler. The two alternate in three rounds and the median
  * of the rounds' ratios is taken, so a neighbour's load that comes and goes hits both sides alike.
@@ -520,19 +533,7 @@ async function ingest(ours: Child, bare: Child): Promise<void> {
     connections: 64,
     duration: Math.max(1, Math.round(plan.ingestSeconds / rounds)),
     headers: { 'content-type': 'application/json' },
-    requests: [
-      {
-        method: 'PUT',
-        setupRequest: (req) => {
-          const guid = uuid(counter++, `c${salt}`);
-          return {
-            ...req,
-            path: `/apps/${guid}-${VERSION}`,
-            body: JSON.stringify(desireBody(guid, VERSION)),
-          };
-        },
-      },
-    ],
+    requests: newDesires(() => uuid(counter++, `c${salt}`)),
   });
   // How busy each server was while loaded, in cores: near 1 means bound by its own CPU (one thread).
   const busy = async (c: Child): Promise<Load & { cores: number }> => {
@@ -670,19 +671,7 @@ async function startConvergenceService(
           connections: 64,
           amount: count,
           headers: { 'content-type': 'application/json' },
-          requests: [
-            {
-              method: 'PUT',
-              setupRequest: (req) => {
-                const guid = uuid(n++, 'c0');
-                return {
-                  ...req,
-                  path: `/apps/${guid}-${VERSION}`,
-                  body: JSON.stringify(desireBody(guid, VERSION)),
-                };
-              },
-            },
-          ],
+          requests: newDesires(() => uuid(n++, 'c0')),
         });
         while (deployments.count() < target) {
           if (performance.now() - t0 > 600_000) throw new Error('convergence took over 10 minutes');

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createLogger } from '@opi/logging';
 import { JobProducer, QueueBacklog, jobId, withConvergeInbox, workerConnection } from '@opi/queue';
-import { ConvergeInbox, StateStore, inboxEntry, parseInboxEntry } from '@opi/state';
+import { type ConvergeInbox, StateStore, inboxEntry, parseInboxEntry } from '@opi/state';
 import { type InboxPump, startInboxPump } from '../../apps/worker/src/inbox-pump.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
 import { eventually } from '../support/eventually.js';
@@ -45,7 +45,7 @@ describe('the converge inbox', () => {
   beforeEach(() => {
     prefix = `test-inbox-${randomUUID().slice(0, 8)}`;
     store = new StateStore(redis, prefix);
-    inbox = new ConvergeInbox(redis, store.keys.inbox);
+    inbox = store.inbox;
     producer = new JobProducer({ connection: redis, prefix, attempts: 2 });
   });
   afterEach(async () => {

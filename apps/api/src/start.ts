@@ -8,7 +8,7 @@ import type { Settings } from '@opi/config';
 import type { Logger } from '@opi/logging';
 import { type OpiMetrics, createMetrics } from '@opi/metrics';
 import { JobProducer, QUEUE_NAMES, QueueBacklog, producerConnection, withConvergeInbox } from '@opi/queue';
-import { ConvergeInbox, StateStore, TaskStore } from '@opi/state';
+import { StateStore, TaskStore } from '@opi/state';
 import { type AppDeps, createAdminApp, createApp } from './app.js';
 import { assertSafeToListen, tlsServerOptions } from './security.js';
 
@@ -93,7 +93,7 @@ export async function startApi(
   // The connection's errors are logged above; without a listener BullMQ repeats them per queue on stderr.
   for (const q of Object.values(producer.queues)) q.on('error', () => undefined);
   const metrics = options.metrics ?? createMetrics();
-  const counted = withConvergeInbox(producer.queues, new ConvergeInbox(redis, store.keys.inbox));
+  const counted = withConvergeInbox(producer.queues, store.inbox);
   const unwatch = metrics.watch({
     queues: counted,
     callbackQueue: QUEUE_NAMES.callback,

@@ -56,7 +56,7 @@ export function startInboxPump(deps: InboxPumpDeps, options: Partial<InboxPumpOp
       // Checked one by one: a payload the queue's schema refuses would fail the whole batch's add
       // every time (a permanent error), holding up every entry behind it.
       if (entry && JOBS.convergeLrp.schema.safeParse({ processGuid: entry.processGuid }).success) {
-        items.push({ processGuid: entry.processGuid, cause: entry.cause, fresh: entry.fresh });
+        items.push(entry);
       } else {
         logger.warn({ entry: raw.slice(0, 200) }, 'converge inbox: unreadable entry dropped');
       }

@@ -5,7 +5,7 @@ import type { Logger } from '@opi/logging';
 import { type OpiMetrics, createMetrics } from '@opi/metrics';
 import { JobProducer, QUEUE_NAMES, withConvergeInbox, workerConnection } from '@opi/queue';
 import { CallbackClient, loadTls } from '@opi/callbacks';
-import { ConvergeInbox, StateStore, TaskStore } from '@opi/state';
+import { StateStore, TaskStore } from '@opi/state';
 import { type InboxPump, startInboxPump } from './inbox-pump.js';
 import { type RunningMetricsServer, startMetricsServer } from './metrics-server.js';
 import { type RunningWorkers, startWorkers } from './workers.js';
@@ -42,7 +42,6 @@ export async function startWorker(
     logger.warn({ err: err.message }, 'redis connection error (worker)');
   });
   const store = new StateStore(redis, settings.queuePrefix);
-  const inbox = new ConvergeInbox(redis, store.keys.inbox);
   const producer = new JobProducer({
     connection: redis,
     prefix: settings.queuePrefix,
@@ -79,7 +78,7 @@ export async function startWorker(
     );
     // Depth and cache age only where they are served; the one-process server's API reads them itself.
     unwatch = metrics.watch({
-      queues: withConvergeInbox(producer.queues, inbox),
+      queues: withConvergeInbox(producer.queues, store.inbox),
       callbackQueue: QUEUE_NAMES.callback,
       store,
       connected: () => redis.status === 'ready',
@@ -114,7 +113,7 @@ export async function startWorker(
   blocking.on('error', (err: Error) => {
     logger.warn({ err: err.message }, 'redis connection error (converge inbox)');
   });
-  const pump = startInboxPump({ inbox, blocking, producer, logger });
+  const pump = startInboxPump({ inbox: store.inbox, blocking, producer, logger });
   await producer.scheduleSync(settings.syncIntervalMs);
   // The schedule lives in Redis: re-install it now and then, so a Redis that lost its data (a restart
   // without persistence, a flush) gets its sync back without a worker restart.

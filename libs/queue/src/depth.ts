@@ -4,11 +4,15 @@
  * the metrics' `opi_queue_depth` makes (BullMQ's getJobCounts: one script, one round trip per queue),
  * and concurrent requests share a read in flight rather than each sending one.
  */
+import { QUEUE_NAMES } from './registry.js';
 
-/** What BullMQ's Queue offers for depth (structural: the metrics use the same method). */
-export interface JobCountsSource {
-  getJobCounts(...types: ('waiting' | 'delayed')[]): Promise<Record<string, number>>;
+/** Anything that counts jobs by state, as BullMQ's Queue does (structural: the metrics use it too). */
+export interface CountsSource<T extends string> {
+  getJobCounts(...types: T[]): Promise<Record<string, number>>;
 }
+
+/** What the backlog reads. */
+export type JobCountsSource = CountsSource<'waiting' | 'delayed'>;
 
 /** Long enough that a burst of thousands of writes costs a handful of reads; short enough to react. */
 export const DEFAULT_DEPTH_MAX_AGE_MS = 1000;
@@ -41,8 +45,9 @@ export class QueueBacklog {
   async depth(queue: string): Promise<number> {
     const source = this.queues[queue];
     if (!source) throw new Error(`unknown queue ${queue}`);
+    const known = this.fresh(queue);
+    if (known !== undefined) return known;
     let entry = this.entries.get(queue);
-    if (entry && this.now() - entry.readAt < this.maxAgeMs) return entry.depth;
     if (!entry) {
       entry = { depth: 0, readAt: -Infinity, pending: undefined };
       this.entries.set(queue, entry);
@@ -67,11 +72,6 @@ export class QueueBacklog {
   }
 }
 
-/** Anything that counts jobs by state, as BullMQ's Queue does. */
-export interface CountsSource<T extends string> {
-  getJobCounts(...types: T[]): Promise<Record<string, number>>;
-}
-
 /**
  * `queues` with the lrp queue's waiting count raised by the converge inbox's length: converges the API
  * asked for that no worker has moved into the queue yet are backlog too (for back-pressure and
@@ -80,9 +80,8 @@ export interface CountsSource<T extends string> {
 export function withConvergeInbox<T extends string>(
   queues: Readonly<Record<string, CountsSource<T>>>,
   inbox: { length(): Promise<number> },
-  queue = 'lrp',
 ): Record<string, CountsSource<T>> {
-  const source = queues[queue];
+  const source = queues[QUEUE_NAMES.lrp];
   if (!source) return { ...queues };
   const counted: CountsSource<T> = {
     getJobCounts: async (...types) => {
@@ -90,5 +89,5 @@ export function withConvergeInbox<T extends string>(
       return { ...counts, waiting: (counts['waiting'] ?? 0) + waiting };
     },
   };
-  return { ...queues, [queue]: counted };
+  return { ...queues, [QUEUE_NAMES.lrp]: counted };
 }

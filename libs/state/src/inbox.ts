@@ -38,7 +38,7 @@ export function parseInboxEntry(raw: string): InboxEntry | undefined {
   return { cause: m[1], fresh: m[2] === '1', processGuid: m[3] };
 }
 
-/** Taking entries from the inbox, for the workers; `key` is the store's `keys(prefix).inbox`. */
+/** Taking entries from the inbox, for the workers (a StateStore's `inbox`). */
 export class ConvergeInbox {
   constructor(
     private readonly redis: Redis | Cluster,

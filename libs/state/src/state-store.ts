@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
-import { inboxEntry } from './inbox.js';
+import { ConvergeInbox, inboxEntry } from './inbox.js';
 import { type Keys, keys } from './keys.js';
 import {
   CAS_RECORD,
@@ -74,6 +74,8 @@ function schedOf(lrp: DesiredLrp): string {
 
 export class StateStore {
   readonly keys: Keys;
+  /** The converges this store's writes ask for (see inbox.ts). */
+  readonly inbox: ConvergeInbox;
 
   constructor(
     // A Cluster works as well: every key of one prefix shares its hash tag (see keys.ts).
@@ -81,6 +83,7 @@ export class StateStore {
     prefix: string,
   ) {
     this.keys = keys(prefix);
+    this.inbox = new ConvergeInbox(redis, this.keys.inbox);
   }
 
   private async cas(

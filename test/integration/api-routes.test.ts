@@ -612,6 +612,8 @@ describe('GET /apps/:guid/:version/instances', () => {
       instances: [],
       error: expect.stringContaining(lrp.processGuid),
     });
+    // CC's instances client takes a stopped process's answer as "no instances" only with these words.
+    expect((res.body as { error: string }).error).toContain('not found');
   });
 
   it('lists every index as UNCLAIMED with since 0 before any sync', async () => {
@@ -858,7 +860,7 @@ describe('bad input', () => {
 
   it('accepts 10,000 nested arrays in a field it ignores', async () => {
     const lrp = newLrp();
-    const raw = JSON.stringify(desireBody(lrp, { routes: 'NESTED' })).replace(
+    const raw = JSON.stringify(desireBody(lrp, { log_guid: 'NESTED' })).replace(
       '"NESTED"',
       '['.repeat(10_000) + ']'.repeat(10_000),
     );
@@ -952,11 +954,16 @@ describe('when Redis is unreachable', () => {
       'GET /apps/:guid/:version/instances',
       () => request(down).get(`/apps/${lrp.guid}/${lrp.version}/instances`),
     ],
-  ])('%s answers 503 with Retry-After', async (_route, send) => {
+  ])('%s answers 503 with Retry-After', async (route, send) => {
     const res = await send();
     expect(res.status).toBe(503);
     expect(res.headers['retry-after']).toMatch(/^\d+$/);
-    expectErrorBody(res.body, 'unavailable');
+    if (route.endsWith('/instances')) {
+      // The instances client's shape: `error` a string, and no "not found" in it (CC must not read
+      // "no instances" while the state is unknown).
+      expect(res.body).toEqual({ instances: [], error: expect.stringContaining('unavailable') });
+      expect((res.body as { error: string }).error).not.toContain('not found');
+    } else expectErrorBody(res.body, 'unavailable');
   });
 
   // With Redis down, "no record" would be a wrong 404 (CC would tell the user the app does not exist).

@@ -195,7 +195,7 @@ describe('tasks', () => {
     for (const body of cases) {
       const r = await call(s.base, 'POST', `/tasks/${g}`, body);
       expect(r.status).toBe(400);
-      expect(JSON.parse(r.text)).toHaveProperty('error.message');
+      expect(JSON.parse(r.text)).toHaveProperty('message');
     }
     expect(await taskGuids(s)).not.toContain(g);
     expect(await jobNames(s)).toEqual(before);

@@ -4,11 +4,10 @@
  * (dashboard, health, metrics) do not take them, and move to createAdminApp's app with OPI_ADMIN_PORT.
  */
 import express, { type Express, type RequestHandler, Router } from 'express';
-import { errorBody } from '@opi/contract';
 import type { Logger } from '@opi/logging';
 import { type OpiMetrics, httpObserver } from '@opi/metrics';
 import { DASHBOARD_PATH, type DashboardOptions, dashboardRouter } from './dashboard.js';
-import { errorHandler } from './errors.js';
+import { errorHandler, sendError } from './errors.js';
 import { type HealthDeps, healthRouter, isProbe, metricsRouter } from './routes/health.js';
 import { type AppRoutesDeps, appRoutes } from './routes/apps.js';
 import { type TaskRoutesDeps, taskRoutes } from './routes/tasks.js';
@@ -64,7 +63,7 @@ function logRequests(logger: Logger, metrics?: OpiMetrics): RequestHandler {
 
 function finish(app: Express): Express {
   app.use((req, res) => {
-    res.status(404).json(errorBody(`no route for ${req.method} ${req.path}`));
+    sendError(req, res, 404, `no route for ${req.method} ${req.path}`);
   });
   app.use(errorHandler);
   return app;

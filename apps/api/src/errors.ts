@@ -1,9 +1,9 @@
 /**
- * One error handler for the API: domain errors and body-parser failures become the contract's
- * `{"error": {"message"}}` with a 4xx/503; anything else is a 500 whose details stay in the log.
+ * One error handler for the API: domain errors and body-parser failures become a 4xx/503 in the error
+ * shape the route's CC client reads (errorBodyFor); anything else is a 500 whose details stay in the log.
  */
-import type { ErrorRequestHandler } from 'express';
-import { errorBody } from '@opi/contract';
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { errorBodyFor } from '@opi/contract';
 import { NotFoundError, UnavailableError, ValidationError } from '@opi/domain';
 
 interface BodyParserError {
@@ -22,53 +22,54 @@ function isRedisUnavailable(err: unknown): boolean {
   );
 }
 
+/** An error answer in the shape CC's client for this route reads. */
+export function sendError(req: Request, res: Response, status: number, message: string): void {
+  res.status(status).json(errorBodyFor(req.path, message));
+}
+
 // Express recognises an error handler by its four parameters, so `_next` stays.
 export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next) => {
   const bp = err as BodyParserError;
   if (bp.type === 'entity.too.large') {
-    res.status(413).json(errorBody(`request body is larger than ${bp.limit ?? 'the limit of'} bytes`));
+    sendError(req, res, 413, `request body is larger than ${bp.limit ?? 'the limit of'} bytes`);
     return;
   }
   if (bp.type === 'entity.parse.failed') {
     // Not V8's message itself: it quotes a piece of the body (`..."assword": hunter2"...`), maybe a secret.
     const where = /at position \d+/.exec((err as Error).message)?.[0];
-    res.status(400).json(errorBody(`request body is not valid JSON${where ? ` (${where})` : ''}`));
+    sendError(req, res, 400, `request body is not valid JSON${where ? ` (${where})` : ''}`);
     return;
   }
   if (bp.type && typeof bp.status === 'number' && bp.status >= 400 && bp.status < 500) {
-    res.status(bp.status).json(errorBody((err as Error).message));
+    sendError(req, res, bp.status, (err as Error).message);
     return;
   }
   // The router's: a path parameter that is not valid percent-encoding (`%`, `%zz`).
   if (err instanceof URIError && bp.status === 400) {
-    res.status(400).json(errorBody('the path is not valid percent-encoding'));
+    sendError(req, res, 400, 'the path is not valid percent-encoding');
     return;
   }
   // The body parser's, without a type: a body whose bytes are not in its Content-Encoding (zlib's errors).
   if (bp.expose === true && bp.status === 400) {
-    res.status(400).json(errorBody(`request body could not be decoded: ${(err as Error).message}`));
+    sendError(req, res, 400, `request body could not be decoded: ${(err as Error).message}`);
     return;
   }
   if (err instanceof ValidationError) {
-    res.status(err.status).json(errorBody(err.message));
+    sendError(req, res, err.status, err.message);
     return;
   }
   if (err instanceof NotFoundError) {
-    res.status(404).json(errorBody(err.message));
+    sendError(req, res, 404, err.message);
     return;
   }
   if (err instanceof UnavailableError || isRedisUnavailable(err)) {
     const retry = err instanceof UnavailableError ? err.retryAfterSeconds : 5;
     res.setHeader('Retry-After', String(retry));
-    res
-      .status(503)
-      .json(
-        errorBody(
-          err instanceof UnavailableError ? err.message : 'the state store is unavailable, try again',
-        ),
-      );
+    const message =
+      err instanceof UnavailableError ? err.message : 'the state store is unavailable, try again';
+    sendError(req, res, 503, message);
     return;
   }
   req.log.error({ err }, 'request failed');
-  res.status(500).json(errorBody('internal error'));
+  sendError(req, res, 500, 'internal error');
 };

@@ -29,9 +29,9 @@ import { TLSSocket } from 'node:tls';
 import type { Request, RequestHandler } from 'express';
 import type { Socket } from 'node:net';
 import { ipKeyGenerator } from 'express-rate-limit';
-import { errorBody } from '@opi/contract';
 import type { OpiMetrics } from '@opi/metrics';
 import type { QueueBacklog } from '@opi/queue';
+import { sendError } from './errors.js';
 
 /** How long a client over the limit is told to wait, at least (seconds). */
 const MIN_RETRY_AFTER_SECONDS = 1;
@@ -135,11 +135,12 @@ export function rateLimitPerClient(options: RateLimitOptions): RequestHandler {
     res.setHeader('Retry-After', String(Math.max(MIN_RETRY_AFTER_SECONDS, Math.ceil(resetInMs / 1000))));
     options.metrics?.rateLimited.inc();
     req.log.warn({ client }, 'rate limited');
-    res
-      .status(429)
-      .json(
-        errorBody(`too many requests: at most ${options.perMinute} a minute per client, try again later`),
-      );
+    sendError(
+      req,
+      res,
+      429,
+      `too many requests: at most ${options.perMinute} a minute per client, try again later`,
+    );
   };
 }
 
@@ -170,13 +171,12 @@ export function backPressure(options: BackPressureOptions | undefined): QueueGua
         metrics?.backpressureRejections.inc({ queue });
         req.log.warn({ queue, depth, maxDepth }, 'write refused: queue full');
         res.setHeader('Retry-After', String(BACKPRESSURE_RETRY_AFTER_SECONDS));
-        res
-          .status(503)
-          .json(
-            errorBody(
-              `the ${queue} queue is full (${depth} jobs waiting, at most ${maxDepth}): try again later`,
-            ),
-          );
+        sendError(
+          req,
+          res,
+          503,
+          `the ${queue} queue is full (${depth} jobs waiting, at most ${maxDepth}): try again later`,
+        );
       };
       // Nearly always known: the depth is read once a second, whatever the rate of writes.
       const known = backlog.fresh(queue);

@@ -11,6 +11,7 @@ import { BlockList, isIP } from 'node:net';
 import type { RequestHandler } from 'express';
 import type { Settings } from '@opi/config';
 import { errorBody } from '@opi/contract';
+import { sendError } from './errors.js';
 
 /**
  * Constant-time comparison: both sides are hashed first, so neither the content nor the length of the
@@ -34,7 +35,7 @@ export function requireBearerToken(tokens: readonly string[]): RequestHandler {
       return;
     }
     res.setHeader('WWW-Authenticate', m ? 'Bearer realm="opi", error="invalid_token"' : 'Bearer realm="opi"');
-    res.status(401).json(errorBody(m ? 'the bearer token is not valid' : 'a bearer token is required'));
+    sendError(req, res, 401, m ? 'the bearer token is not valid' : 'a bearer token is required');
   };
 }
 

@@ -15,10 +15,45 @@ export function schedulingInfosBody(entries: readonly string[]): string {
   return `{"desired_lrp_scheduling_infos":[${entries.join(',')}]}`;
 }
 
+/**
+ * CC's apps client reads an error as `error.message` (apps_rest_client.rb, update_app). Also the shape of
+ * the operator endpoints' errors.
+ */
 export interface ErrorBody {
   error: { message: string };
 }
 
 export function errorBody(message: string): ErrorBody {
   return { error: { message } };
+}
+
+/** CC's task and stager clients read a top-level `message` (task_client.rb, stager_client.rb). */
+export interface MessageErrorBody {
+  message: string;
+}
+
+/**
+ * CC's instances client reads `error` as a string and takes a stopped process's answer as "no instances"
+ * only when it contains "not found" (instances_client.rb, raise_non_404_error).
+ */
+export interface InstancesErrorBody {
+  process_guid?: string;
+  instances: [];
+  error: string;
+}
+
+const TASK_OR_STAGING = /^\/(tasks|stage)(\/|$)/i;
+const INSTANCES = /^\/apps\/[^/]+\/[^/]+\/instances\/?$/i;
+
+/**
+ * An error answer in the shape the client that calls `path` reads, so CC shows the reason rather than
+ * `Runner error: ` with none, whichever layer refused (credentials, rate limit, body parser, route).
+ */
+export function errorBodyFor(
+  path: string,
+  message: string,
+): ErrorBody | MessageErrorBody | InstancesErrorBody {
+  if (TASK_OR_STAGING.test(path)) return { message };
+  if (INSTANCES.test(path)) return { instances: [], error: message };
+  return errorBody(message);
 }

@@ -57,14 +57,20 @@ function fullDesireBody(): Record<string, unknown> {
       },
     },
     user_defined_annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
-    // Sent by CC, ignored by the server.
+    // Sent by CC, kept with the LRP, not acted on.
     placement_tags: ['isolation-segment-a'],
     routes: {
-      cf_router: [{ hostname: 'app.example.com', port: 8080 }],
+      'cf-router': [
+        { hostname: 'app.example.com', port: 8080 },
+        { hostname: 'app.example.com/api', port: 8080 },
+      ],
       tcp_router: [],
-      internal_router: [],
     },
-    egress_rules: [{ protocol: 'tcp', destinations: ['0.0.0.0/0'], ports: [{ start: 1, end: 65535 }] }],
+    // Diego's SecurityGroupRule in protobuf JSON, as apps_rest_client_spec.rb expects it.
+    egress_rules: [
+      { protocol: 'udp', destinations: ['1.2.3.4'], ports: [8080] },
+      { protocol: 'tcp', destinations: ['5.6.7.8'], portRange: { start: 9090, end: 9095 }, log: true },
+    ],
     // Not in the contract at all.
     log_guid: 'log-guid',
     metrics_guid: 'metrics-guid',
@@ -145,6 +151,17 @@ describe('desireLrpSchema: valid bodies', () => {
         },
       },
       user_defined_annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
+      placement_tags: ['isolation-segment-a'],
+      routes: {
+        'cf-router': [
+          { hostname: 'app.example.com', port: 8080 },
+          { hostname: 'app.example.com/api', port: 8080 },
+        ],
+      },
+      egress_rules: [
+        { protocol: 'udp', destinations: ['1.2.3.4'], ports: [8080], log: false },
+        { protocol: 'tcp', destinations: ['5.6.7.8'], portRange: { start: 9090, end: 9095 }, log: true },
+      ],
     });
   });
 
@@ -178,6 +195,8 @@ describe('desireLrpSchema: valid bodies', () => {
       volume_mounts: [],
       lifecycle: { docker_lifecycle: { image: 'nginx', command: [] } },
       user_defined_annotations: {},
+      egress_rules: [],
+      placement_tags: [],
     });
   });
 
@@ -354,16 +373,6 @@ describe('desireLrpSchema: invalid bodies name the field', () => {
     ],
     // Health checks.
     ['an unknown health_check_type', withField('health_check_type', 'tcp'), 'health_check_type'],
-    [
-      'an http health check without endpoint',
-      withField('health_check_http_endpoint', undefined),
-      'health_check_http_endpoint',
-    ],
-    [
-      'an http health check with an empty endpoint',
-      withField('health_check_http_endpoint', ''),
-      'health_check_http_endpoint',
-    ],
     ['an http health check without ports', withField('ports', []), 'ports'],
     [
       'a port health check without ports',
@@ -468,13 +477,21 @@ describe('updateLrpSchema', () => {
   it('keeps the annotation byte for byte and drops unknown fields', () => {
     const r = updateLrpSchema.parse({
       ...valid(),
-      update: { ...valid().update, annotation: 'ünïcødé 1589212345.1234560', routes: { a: 1 } },
+      update: {
+        ...valid().update,
+        annotation: 'ünïcødé 1589212345.1234560',
+        routes: { 'cf-router': [{ hostname: 'a.example.com', port: 8080 }], a: 1 },
+      },
       extra: true,
     });
     expect(r).toEqual({
       guid: GUID,
       version: VERSION,
-      update: { instances: 2, annotation: 'ünïcødé 1589212345.1234560', routes: { a: 1 } },
+      update: {
+        instances: 2,
+        annotation: 'ünïcødé 1589212345.1234560',
+        routes: { 'cf-router': [{ hostname: 'a.example.com', port: 8080 }] },
+      },
     });
   });
 

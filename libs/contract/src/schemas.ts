@@ -1,10 +1,12 @@
 /**
- * CC's request bodies as zod schemas (../shared/opi-contract.md). Unknown fields are ignored (CC sends
- * more than we use); every field we use is checked so that bad input is refused at the edge with a
- * message naming the field, rather than failing later in a worker against the Kubernetes API.
+ * CC's request bodies as zod schemas (../shared/opi-contract.md, "What CC really sends and reads").
+ * Unknown fields are ignored; every field we use is checked so that bad input is refused at the edge
+ * with a message naming the field, rather than failing later in a worker against the Kubernetes API.
+ * Every optional field also takes `null` (optional.ts): CC sends nil as null.
  */
 import { z } from 'zod';
 import { DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, LABEL_VALUE, QUALIFIED_NAME } from './names.js';
+import { optional, withDefault } from './optional.js';
 
 const labelValue = (what: string) =>
   z
@@ -18,32 +20,21 @@ const nonNegativeInt = z.int().min(0);
 
 const dockerLifecycle = z.object({
   image: z.string().trim().min(1, 'image must not be empty').max(1024),
-  command: z
-    .array(z.string().max(128 * 1024))
-    .max(64)
-    .optional()
-    .default([]),
-  registry_username: z.string().max(1024).optional(),
-  registry_password: z
-    .string()
-    .max(16 * 1024)
-    .optional(),
+  command: withDefault(z.array(z.string().max(128 * 1024)).max(64), () => []),
+  registry_username: optional(z.string().max(1024)),
+  registry_password: optional(z.string().max(16 * 1024)),
 });
 
 const buildpackLifecycle = z.object({
   droplet_hash: z.string().regex(/^[a-f0-9]{1,128}$/i, 'droplet_hash must be hexadecimal'),
   droplet_guid: labelValue('droplet_guid'),
-  start_command: z
-    .string()
-    .max(128 * 1024)
-    .optional()
-    .default(''),
+  start_command: withDefault(z.string().max(128 * 1024), () => ''),
 });
 
 export const lifecycleSchema = z
   .object({
-    docker_lifecycle: dockerLifecycle.optional(),
-    buildpack_lifecycle: buildpackLifecycle.optional(),
+    docker_lifecycle: optional(dockerLifecycle),
+    buildpack_lifecycle: optional(buildpackLifecycle),
   })
   .refine((l) => (l.docker_lifecycle ? 1 : 0) + (l.buildpack_lifecycle ? 1 : 0) === 1, {
     error: 'lifecycle must have exactly one of docker_lifecycle or buildpack_lifecycle',
@@ -51,7 +42,10 @@ export const lifecycleSchema = z
 
 const stringMap = (keyPattern: RegExp, keyWhat: string, maxEntries: number) =>
   z
-    .record(z.string(), z.string().max(1024 * 1024))
+    .record(
+      z.string(),
+      withDefault(z.string().max(1024 * 1024), () => ''),
+    )
     .refine((m) => Object.keys(m).length <= maxEntries, `at most ${maxEntries} entries`)
     .superRefine((m, ctx) => {
       for (const k of Object.keys(m)) {
@@ -67,30 +61,60 @@ const stringMap = (keyPattern: RegExp, keyWhat: string, maxEntries: number) =>
 /** User annotations go on the pods, whose annotations the API server limits to 256 KiB in all. */
 export const USER_ANNOTATIONS_MAX_BYTES = 128 * 1024;
 
+/** CC's HTTP routes of a process: `{"cf-router": [{hostname, port}]}` (hostname may carry a /path). */
+export const routesSchema = z.object({
+  'cf-router': withDefault(
+    z
+      .array(
+        z.object({
+          hostname: z.string().max(4096),
+          port: optional(z.int().min(0).max(65535)),
+        }),
+      )
+      .max(1000),
+    () => [],
+  ),
+});
+
+/**
+ * An application security group rule as CC sends it: Diego's SecurityGroupRule in protobuf JSON
+ * (camelCase, default values left out). Kept with the LRP; not enforced on the cluster (yet).
+ */
+const egressRule = z.object({
+  protocol: withDefault(z.string().max(16), () => 'all'),
+  destinations: withDefault(z.array(z.string().max(256)).max(1000), () => []),
+  ports: optional(z.array(z.int().min(0).max(65535)).max(1000)),
+  portRange: optional(z.object({ start: withDefault(z.int(), () => 0), end: withDefault(z.int(), () => 0) })),
+  icmpInfo: optional(z.object({ type: withDefault(z.int(), () => 0), code: withDefault(z.int(), () => 0) })),
+  log: withDefault(z.boolean(), () => false),
+  annotations: optional(z.array(z.string().max(1024)).max(1000)),
+});
+
 export const desireLrpSchema = z
   .object({
     guid: labelValue('guid'),
     version: labelValue('version'),
     process_guid: z.string().min(3).max(127),
-    process_type: z.string().max(63).optional().default('web'),
-    app_guid: z.string().max(63).optional().default(''),
-    app_name: z.string().max(255).optional().default(''),
-    space_guid: z.string().max(63).optional().default(''),
-    space_name: z.string().max(255).optional().default(''),
-    organization_guid: z.string().max(63).optional().default(''),
-    organization_name: z.string().max(255).optional().default(''),
-    namespace: z
-      .union([z.literal(''), z.string().regex(DNS_LABEL, 'namespace must be a DNS-1123 label')])
-      .optional()
-      .default(''),
-    ports: z.array(z.int().min(1).max(65535)).max(16).optional().default([]),
-    environment: stringMap(ENV_NAME, 'environment variable name', 1000).optional().default({}),
+    process_type: withDefault(z.string().max(63), () => 'web'),
+    app_guid: withDefault(z.string().max(63), () => ''),
+    app_name: withDefault(z.string().max(255), () => ''),
+    space_guid: withDefault(z.string().max(63), () => ''),
+    space_name: withDefault(z.string().max(255), () => ''),
+    organization_guid: withDefault(z.string().max(63), () => ''),
+    organization_name: withDefault(z.string().max(255), () => ''),
+    namespace: withDefault(
+      z.union([z.literal(''), z.string().regex(DNS_LABEL, 'namespace must be a DNS-1123 label')]),
+      () => '',
+    ),
+    ports: withDefault(z.array(z.int().min(1).max(65535)).max(16), () => []),
+    environment: withDefault(stringMap(ENV_NAME, 'environment variable name', 1000), () => ({})),
     instances: nonNegativeInt.max(10_000),
-    last_updated: z.string().max(64).optional().default(''),
-    health_check_type: z.enum(['port', 'http', 'process', 'none']).optional().default('port'),
-    health_check_http_endpoint: z.string().max(2048).optional().default(''),
-    health_check_timeout_ms: nonNegativeInt.optional().default(0),
-    start_timeout_ms: nonNegativeInt.optional().default(0),
+    last_updated: withDefault(z.string().max(64), () => ''),
+    health_check_type: withDefault(z.enum(['port', 'http', 'process', 'none']), () => 'port' as const),
+    health_check_http_endpoint: withDefault(z.string().max(2048), () => ''),
+    // 0 is CC's "the process has no timeout of its own": start_timeout_ms then carries CC's default.
+    health_check_timeout_ms: withDefault(nonNegativeInt, () => 0),
+    start_timeout_ms: withDefault(nonNegativeInt, () => 0),
     memory_mb: z
       .int()
       .min(1, 'memory_mb must be at least 1')
@@ -99,22 +123,27 @@ export const desireLrpSchema = z
       .int()
       .min(1, 'disk_mb must be at least 1')
       .max(1024 * 1024 * 1024),
-    cpu_weight: z.int().min(1).max(100).optional().default(1),
-    volume_mounts: z
-      .array(
-        z.object({
-          volume_id: z.string().regex(DNS_SUBDOMAIN, 'volume_id must be a PersistentVolumeClaim name'),
-          mount_dir: z
-            .string()
-            .regex(/^\/[^\0]*$/, 'mount_dir must be an absolute path')
-            .max(4096),
-        }),
-      )
-      .max(32)
-      .optional()
-      .default([]),
+    cpu_weight: withDefault(z.int().min(1).max(100), () => 1),
+    volume_mounts: withDefault(
+      z
+        .array(
+          z.object({
+            volume_id: z.string().regex(DNS_SUBDOMAIN, 'volume_id must be a PersistentVolumeClaim name'),
+            mount_dir: z
+              .string()
+              .regex(/^\/[^\0]*$/, 'mount_dir must be an absolute path')
+              .max(4096),
+          }),
+        )
+        .max(32),
+      () => [],
+    ),
     lifecycle: lifecycleSchema,
-    user_defined_annotations: stringMap(QUALIFIED_NAME, 'annotation name', 100).optional().default({}),
+    user_defined_annotations: withDefault(stringMap(QUALIFIED_NAME, 'annotation name', 100), () => ({})),
+    routes: optional(routesSchema),
+    egress_rules: withDefault(z.array(egressRule).max(10_000), () => []),
+    // Isolation segment names; kept, not acted on (no node selection by segment yet).
+    placement_tags: withDefault(z.array(z.string().max(255)).max(100), () => []),
   })
   .superRefine((d, ctx) => {
     // The pods carry them, and the API server allows 256 KiB of annotations per object (CC's are a few
@@ -149,13 +178,6 @@ export const desireLrpSchema = z
         message: 'process_guid must be "<guid>-<version>"',
       });
     }
-    if (d.health_check_type === 'http' && !d.health_check_http_endpoint) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['health_check_http_endpoint'],
-        message: 'required when health_check_type is http',
-      });
-    }
     if ((d.health_check_type === 'http' || d.health_check_type === 'port') && d.ports.length === 0) {
       ctx.addIssue({
         code: 'custom',
@@ -166,6 +188,7 @@ export const desireLrpSchema = z
   });
 
 export type DesireLrpRequest = z.infer<typeof desireLrpSchema>;
+export type RoutesRequest = z.infer<typeof routesSchema>;
 
 export const updateLrpSchema = z.object({
   guid: labelValue('guid'),
@@ -174,8 +197,8 @@ export const updateLrpSchema = z.object({
     instances: nonNegativeInt.max(10_000),
     annotation: z.string().max(64),
     // Trimmed like the desire's image, so a blank one means "leave as is" rather than a broken reference.
-    image: z.string().trim().max(1024).optional(),
-    routes: z.unknown().optional(),
+    image: optional(z.string().trim().max(1024)),
+    routes: optional(routesSchema),
   }),
 });
 

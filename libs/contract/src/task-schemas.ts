@@ -3,8 +3,9 @@
  * the apps' own, so a docker image or droplet is checked the same way wherever it comes from.
  */
 import { z } from 'zod';
-import { ENV_NAME } from './names.js';
+import { DNS_LABEL, ENV_NAME } from './names.js';
 import { lifecycleSchema } from './schemas.js';
+import { optional, withDefault } from './optional.js';
 
 /** A callback CC gave us: an absolute http(s) URL. */
 export const callbackUrl = z
@@ -19,53 +20,59 @@ export const callbackUrl = z
     }
   }, 'completion_callback must be an absolute http or https URL');
 
-/** CC sends task and staging environments as arrays of {name, value}. */
-const envArray = z
-  .array(
-    z.object({
-      name: z.string().regex(ENV_NAME, 'is not a valid environment variable name'),
-      value: z.string().max(1024 * 1024),
-    }),
-  )
-  .max(1000)
-  .optional()
-  .default([]);
+/**
+ * CC sends task and staging environments as arrays of Diego's EnvironmentVariable in protobuf JSON,
+ * which leaves out a value that is "": `{"name": "X"}` is X set to "".
+ */
+const envArray = withDefault(
+  z
+    .array(
+      z.object({
+        name: z.string().regex(ENV_NAME, 'is not a valid environment variable name'),
+        value: withDefault(z.string().max(1024 * 1024), () => ''),
+      }),
+    )
+    .max(1000),
+  () => [],
+);
+
+const name = (max: number) => withDefault(z.string().max(max), () => '');
 
 const names = {
-  app_guid: z.string().max(63).optional().default(''),
-  app_name: z.string().max(255).optional().default(''),
-  org_guid: z.string().max(63).optional().default(''),
-  org_name: z.string().max(255).optional().default(''),
-  space_guid: z.string().max(63).optional().default(''),
-  space_name: z.string().max(255).optional().default(''),
+  app_guid: name(63),
+  app_name: name(255),
+  org_guid: name(63),
+  org_name: name(255),
+  space_guid: name(63),
+  space_name: name(255),
 };
 
+/** CC's task client sends none of these (1 GiB each then); its stager client sends all three. */
 const resources = {
-  memory_mb: z
-    .int()
-    .min(1)
-    .max(1024 * 1024)
-    .optional()
-    .default(1024),
-  disk_mb: z
-    .int()
-    .min(1, 'disk_mb must be at least 1')
-    .max(1024 * 1024 * 1024)
-    .optional()
-    .default(1024),
-  cpu_weight: z.int().min(1).max(100).optional().default(1),
+  memory_mb: withDefault(
+    z
+      .int()
+      .min(1)
+      .max(1024 * 1024),
+    () => 1024,
+  ),
+  disk_mb: withDefault(
+    z
+      .int()
+      .min(1, 'disk_mb must be at least 1')
+      .max(1024 * 1024 * 1024),
+    () => 1024,
+  ),
+  cpu_weight: withDefault(z.int().min(1).max(100), () => 1),
 };
 
 export const taskRequestSchema = z.object({
-  name: z.string().max(255).optional().default(''),
+  name: name(255),
   ...names,
-  namespace: z
-    .union([
-      z.literal(''),
-      z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'namespace must be a DNS-1123 label'),
-    ])
-    .optional()
-    .default(''),
+  namespace: withDefault(
+    z.union([z.literal(''), z.string().regex(DNS_LABEL, 'namespace must be a DNS-1123 label')]),
+    () => '',
+  ),
   completion_callback: callbackUrl,
   environment: envArray,
   lifecycle: lifecycleSchema,
@@ -76,41 +83,42 @@ export type TaskRequest = z.infer<typeof taskRequestSchema>;
 
 const stagingDocker = z.object({
   image: z.string().trim().min(1, 'image must not be empty').max(1024),
-  registry_username: z.string().max(1024).optional(),
-  registry_password: z
-    .string()
-    .max(16 * 1024)
-    .optional(),
+  registry_username: optional(z.string().max(1024)),
+  registry_password: optional(z.string().max(16 * 1024)),
 });
 
 const stagingBuildpack = z.object({
   app_bits_download_uri: z.url(),
   droplet_upload_uri: z.url(),
-  buildpacks: z
-    .array(
-      z.object({
-        name: z.string().max(255),
-        key: z.string().max(255),
-        url: z.string().max(4096),
-        skip_detect: z.boolean().optional().default(false),
-      }),
-    )
-    .max(64)
-    .optional()
-    .default([]),
-  buildpack_cache_download_uri: z.string().max(4096).optional(),
-  buildpack_cache_upload_uri: z.string().max(4096).optional(),
-  buildpack_cache_checksum: z.string().max(256).optional(),
-  buildpack_cache_checksum_algorithm: z.string().max(32).optional(),
+  // Admin buildpacks carry a sha256 (null for one uploaded before CC kept checksums); custom ones do not.
+  buildpacks: withDefault(
+    z
+      .array(
+        z.object({
+          name: z.string().max(255),
+          key: z.string().max(4096),
+          url: z.string().max(4096),
+          sha256: optional(z.string().max(128)),
+          skip_detect: withDefault(z.boolean(), () => false),
+        }),
+      )
+      .max(64),
+    () => [],
+  ),
+  // null on an app's first staging: there is no cache yet.
+  buildpack_cache_download_uri: optional(z.string().max(4096)),
+  buildpack_cache_upload_uri: optional(z.string().max(4096)),
+  buildpack_cache_checksum: optional(z.string().max(256)),
+  buildpack_cache_checksum_algorithm: optional(z.string().max(32)),
 });
 
 export const stagingRequestSchema = z.object({
-  staging_guid: z.string().max(63).optional(),
+  staging_guid: optional(z.string().max(63)),
   ...names,
   completion_callback: callbackUrl,
   environment: envArray,
   lifecycle: z
-    .object({ docker_lifecycle: stagingDocker.optional(), buildpack_lifecycle: stagingBuildpack.optional() })
+    .object({ docker_lifecycle: optional(stagingDocker), buildpack_lifecycle: optional(stagingBuildpack) })
     .refine((l) => (l.docker_lifecycle ? 1 : 0) + (l.buildpack_lifecycle ? 1 : 0) === 1, {
       error: 'lifecycle must have exactly one of docker_lifecycle or buildpack_lifecycle',
     }),

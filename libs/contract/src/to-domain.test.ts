@@ -36,8 +36,17 @@ function request(overrides: Record<string, unknown> = {}) {
     volume_mounts: [{ volume_id: 'claim-a', mount_dir: '/data' }],
     lifecycle: { docker_lifecycle: { image: 'team/app:1', command: ['/bin/sh', '-c', 'run'] } },
     user_defined_annotations: { 'prometheus.io/scrape': 'true' },
-    routes: { cf_router: [] },
-    placement_tags: [],
+    routes: { 'cf-router': [{ hostname: 'my-app.example.com/api', port: 8080 }] },
+    placement_tags: ['segment-a'],
+    egress_rules: [
+      {
+        protocol: 'tcp',
+        destinations: ['10.0.0.1-10.0.0.9'],
+        portRange: { start: 80, end: 443 },
+        annotations: ['security_group_id:sg-1'],
+      },
+      { protocol: 'icmp', destinations: ['0.0.0.0/0'], icmpInfo: { type: 8 }, log: true },
+    ],
     ...overrides,
   });
 }
@@ -70,6 +79,18 @@ describe('toDesiredLrp', () => {
       image: 'team/app:1',
       command: ['/bin/sh', '-c', 'run'],
       userAnnotations: { 'prometheus.io/scrape': 'true' },
+      routes: [{ hostname: 'my-app.example.com/api', port: 8080 }],
+      placementTags: ['segment-a'],
+      egressRules: [
+        {
+          protocol: 'tcp',
+          destinations: ['10.0.0.1-10.0.0.9'],
+          portRange: { start: 80, end: 443 },
+          annotations: ['security_group_id:sg-1'],
+          log: false,
+        },
+        { protocol: 'icmp', destinations: ['0.0.0.0/0'], icmpInfo: { type: 8, code: 0 }, log: true },
+      ],
     });
     expect('registry' in lrp).toBe(false);
   });

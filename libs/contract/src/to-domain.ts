@@ -1,6 +1,6 @@
 /** CC's validated desire request → the domain's DesiredLrp (pure). */
-import { type DesiredLrp, ValidationError } from '@opi/domain';
-import type { DesireLrpRequest } from './schemas.js';
+import { type DesiredLrp, type Route, ValidationError } from '@opi/domain';
+import type { DesireLrpRequest, RoutesRequest } from './schemas.js';
 import { runnableOf } from './runnable.js';
 
 export interface DesireDefaults {
@@ -23,6 +23,13 @@ export function namespaceFor(requested: string | undefined, defaults: DesireDefa
   throw new ValidationError(
     `namespace "${requested}" is not allowed: this server runs workloads in ` +
       `${[defaults.namespace, ...allowed].join(', ')} (OPI_ALLOWED_NAMESPACES)`,
+  );
+}
+
+/** CC's `{"cf-router": [...]}` as the domain's routes. */
+export function routesOf(routes: RoutesRequest | undefined): Route[] {
+  return (routes?.['cf-router'] ?? []).map(({ hostname, port }) =>
+    port === undefined ? { hostname } : { hostname, port },
   );
 }
 
@@ -58,5 +65,14 @@ export function toDesiredLrp(req: DesireLrpRequest, defaults: DesireDefaults): D
     command,
     ...(registry ? { registry } : {}),
     userAnnotations: req.user_defined_annotations,
+    routes: routesOf(req.routes),
+    egressRules: req.egress_rules.map(({ ports, portRange, icmpInfo, annotations, ...rule }) => ({
+      ...rule,
+      ...(ports ? { ports } : {}),
+      ...(portRange ? { portRange } : {}),
+      ...(icmpInfo ? { icmpInfo } : {}),
+      ...(annotations ? { annotations } : {}),
+    })),
+    placementTags: req.placement_tags,
   };
 }

@@ -19,6 +19,23 @@ export interface VolumeMount {
   mountPath: string;
 }
 
+/** One of CC's HTTP routes to the process (`hostname` may end in a /path); port is the app's. */
+export interface Route {
+  hostname: string;
+  port?: number;
+}
+
+/** An application security group rule as CC sends it (Diego's SecurityGroupRule). */
+export interface EgressRule {
+  protocol: string;
+  destinations: string[];
+  ports?: number[];
+  portRange?: { start: number; end: number };
+  icmpInfo?: { type: number; code: number };
+  log: boolean;
+  annotations?: string[];
+}
+
 export interface DesiredLrp {
   /** `<guid>-<version>`, the LRP's identity. */
   processGuid: string;
@@ -49,6 +66,14 @@ export interface DesiredLrp {
   registry?: RegistryCredentials;
   /** CC's user-defined annotations (e.g. prometheus.io/*), put on the pods. */
   userAnnotations: Record<string, string>;
+  /**
+   * What CC sends and the service keeps without acting on it yet: routing belongs to the platform's
+   * router, egress rules to a network policy, placement tags to isolation segments. Absent in records
+   * written before they were kept.
+   */
+  routes?: Route[];
+  egressRules?: EgressRule[];
+  placementTags?: string[];
 }
 
 /** What the desired-state store keeps per LRP: the spec, or a tombstone once CC stopped it. */

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
-import type { DesiredLrp, LrpRecord } from '@opi/domain';
+import type { DesiredLrp, LrpRecord, Route } from '@opi/domain';
 import { ConvergeInbox, inboxEntry } from './inbox.js';
 import { type Keys, keys } from './keys.js';
 import {
@@ -52,7 +52,13 @@ export interface SyncMeta {
 export type RecordState =
   { state: 'desired'; generation: number; processGuid: string } | Extract<LrpRecord, { state: 'stopped' }>;
 
-export type UpdateFields = { instances: number; annotation: string; image?: string | undefined };
+export type UpdateFields = {
+  instances: number;
+  annotation: string;
+  image?: string | undefined;
+  /** CC's current routes, when the update carries them. */
+  routes?: Route[] | undefined;
+};
 
 /** How long a confirmed tombstone is kept, so a stale listing cannot mistake its workload for a lost one. */
 export const TOMBSTONE_TTL_SECONDS = 3600;
@@ -153,6 +159,7 @@ export class StateStore {
         instances: fields.instances,
         annotation: fields.annotation,
         ...(fields.image ? { image: fields.image } : {}),
+        ...(fields.routes ? { routes: fields.routes } : {}),
       };
       const generation = await this.nextGeneration();
       const next: LrpRecord = { state: 'desired', lrp, generation };

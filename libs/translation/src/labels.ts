@@ -75,7 +75,15 @@ export function lrpSelectorString(guid: string, version: string): string {
  * who can read Deployments could read them); they live in the image pull Secret.
  */
 export function desiredLrpJson(lrp: DesiredLrp): string {
-  const { registry: _registry, ...rest } = lrp;
+  // Routes, egress rules and placement tags change nothing in the workload and live in Redis only: on
+  // the Deployment they would be stale after an update (which patches replicas and last_updated alone).
+  const {
+    registry: _registry,
+    routes: _routes,
+    egressRules: _egressRules,
+    placementTags: _placementTags,
+    ...rest
+  } = lrp;
   const json = JSON.stringify(rest);
   if (Buffer.byteLength(json) <= DESIRED_LRP_MAX_BYTES) return json;
   // A large environment or command (CC's VCAP_SERVICES can be hundreds of KiB) would make the whole

@@ -8,10 +8,12 @@
 import { type IRouter, Router, type Request, type Response } from 'express';
 import {
   type DesireDefaults,
+  type InstancesErrorBody,
   desireLrpSchema,
   describeIssues,
   guidParam,
   indexParam,
+  routesOf,
   toDesiredLrp,
   updateLrpSchema,
   versionParam,
@@ -94,6 +96,7 @@ export function appRoutes(
       instances: body.update.instances,
       annotation: body.update.annotation,
       image: body.update.image,
+      ...(body.update.routes ? { routes: routesOf(body.update.routes) } : {}),
     });
     if (!updated) throw new NotFoundError(`no LRP with process guid ${processGuid}`);
     logFacts(res, { processGuid, generation: updated.generation, did: 'lrp updated' });
@@ -150,9 +153,13 @@ export function appRoutes(
     const { record, cached, syncedAt } = await store.lrpWithInstances(processGuid);
     sendCacheAge(res, syncedAt);
     if (record?.state !== 'desired' && !cached) {
-      res
-        .status(404)
-        .json({ process_guid: processGuid, instances: [], error: `no LRP with process guid ${processGuid}` });
+      // CC takes a stopped process's answer as "no instances" only if the error says "not found".
+      const body: InstancesErrorBody = {
+        process_guid: processGuid,
+        instances: [],
+        error: `no instances: LRP ${processGuid} not found`,
+      };
+      res.status(404).json(body);
       return;
     }
     const rows = [...(cached?.instances ?? [])].sort((a, b) => a.index - b.index);

@@ -17,6 +17,7 @@ import { ValidationError } from '@opi/domain';
 import { type JobProducer, QUEUE_NAMES } from '@opi/queue';
 import type { TaskStore } from '@opi/state';
 import { type QueueGuard, backPressure } from '../limits.js';
+import { sendError } from '../errors.js';
 import { parseBody } from '../parse.js';
 import { logFacts } from '../request-log.js';
 
@@ -61,7 +62,7 @@ export function taskRoutes(
     const taskGuid = guidParam(req, 'task_guid');
     const rec = await tasks.getTask(taskGuid);
     if (!rec || rec.reported) {
-      res.status(404).json({ message: `task ${taskGuid} not found` });
+      sendError(req, res, 404, `task ${taskGuid} not found`);
       return;
     }
     res.status(200).json({ guid: taskGuid });
@@ -71,7 +72,7 @@ export function taskRoutes(
     const taskGuid = guidParam(req, 'task_guid');
     const rec = await tasks.cancelTask(taskGuid);
     if (!rec || rec.reported) {
-      res.status(404).json({ message: `task ${taskGuid} not found` });
+      sendError(req, res, 404, `task ${taskGuid} not found`);
       return;
     }
     logFacts(res, { taskGuid, did: 'task cancel requested' });

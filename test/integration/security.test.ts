@@ -393,10 +393,19 @@ function httpsGet(
   port: number,
   path: string,
   tls: { ca: Buffer; cert?: Buffer; key?: Buffer },
+  send: { method?: string; body?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
-      { host: '127.0.0.1', port, path, method: 'GET', agent: false, ...tls },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: send.method ?? 'GET',
+        headers: send.headers ?? {},
+        agent: false,
+        ...tls,
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -408,7 +417,7 @@ function httpsGet(
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(send.body);
   });
 }
 
@@ -442,6 +451,41 @@ describe('mutual TLS', () => {
       key: pki.read('cloud-controller.key'),
     });
     expect(res).toEqual({ status: 200, text: '{"desired_lrp_scheduling_infos":[]}' });
+  });
+
+  it('takes a desire, a task and reads from a client with a certificate and no token, as CC sends them', async () => {
+    const cc = { ca: pki.ca, cert: pki.read('cloud-controller.crt'), key: pki.read('cloud-controller.key') };
+    // Ruby's HTTPClient sends its string bodies as a form; the API reads any body as JSON.
+    const as = (method: string, body?: unknown) => ({
+      method,
+      ...(body === undefined
+        ? {}
+        : { body: JSON.stringify(body), headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+    });
+    const guid = randomUUID();
+    const version = randomUUID();
+    const desire = desireBody(guid, version, {
+      health_check_http_endpoint: null,
+      lifecycle: {
+        docker_lifecycle: { command: [], image: 'nginx', registry_username: null, registry_password: null },
+      },
+    });
+    expect((await httpsGet(port, `/apps/${guid}-${version}`, cc, as('PUT', desire))).status).toBe(202);
+    const infos = JSON.parse((await httpsGet(port, '/apps', cc)).text) as {
+      desired_lrp_scheduling_infos: { desired_lrp_key: { process_guid: string } }[];
+    };
+    expect(infos.desired_lrp_scheduling_infos.map((i) => i.desired_lrp_key.process_guid)).toContain(
+      `${guid}-${version}`,
+    );
+    const task = randomUUID();
+    const refused = await httpsGet(
+      port,
+      `/tasks/${task}`,
+      cc,
+      as('POST', { name: 't', completion_callback: 'not a url', lifecycle: {} }),
+    );
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.text)).toEqual({ message: expect.stringContaining('completion_callback') });
   });
 
   it('fails the handshake of a client without a certificate', async () => {

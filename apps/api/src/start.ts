@@ -153,6 +153,12 @@ export async function startApi(
         'cannot reach it there: set OPI_ADMIN_PORT to serve them on their own port',
     );
   }
+  if (settings.security.apiTokens.length > 0) {
+    logger.warn(
+      "OPI_API_TOKENS is set: every request to CC's routes needs a bearer token, and CC's own OPI " +
+        'client sends none (it authenticates with its client certificate alone); leave it unset for CC',
+    );
+  }
   let admin: RunningApi['admin'];
   if (adminPort !== undefined) {
     const adminServer = createServer(createAdminApp(deps));

@@ -3,6 +3,11 @@
  * slashes, NUL, right-to-left marks, emoji, 1,000 characters), contract-valid request bodies built from
  * them, those bodies mutated (fields missing, of the wrong type, null, extra), arbitrary and deeply
  * nested JSON, and bytes that are not JSON at all.
+ *
+ * The valid bodies have CC's shapes (../../../shared/opi-contract.md, "What CC really sends and
+ * reads"): `routes` as {"cf-router": [{hostname, port}]}, `egress_rules` as Diego's SecurityGroupRule in
+ * protobuf JSON, `placement_tags` as isolation segment names, and CC's nulls (a public image's registry
+ * credentials, a non-http check's endpoint, a first staging's cache fields) where CC sends them.
  */
 import fc from 'fast-check';
 
@@ -161,10 +166,18 @@ const command = fc.oneof(
   fc.array(anyName, { maxLength: 5 }),
 );
 
-const credentials = fc.record(
-  { registry_username: nameUpTo(100), registry_password: nameUpTo(200) },
-  { requiredKeys: [] },
-);
+/** Registry credentials: given, left out (CC's kpack lifecycle), or CC's nil for a public image. */
+const credentials: fc.Arbitrary<{ registry_username?: string | null; registry_password?: string | null }> =
+  fc.oneof(
+    {
+      arbitrary: fc.record(
+        { registry_username: nameUpTo(100), registry_password: nameUpTo(200) },
+        { requiredKeys: [] },
+      ),
+      weight: 2,
+    },
+    { arbitrary: fc.constant({ registry_username: null, registry_password: null }), weight: 2 },
+  );
 
 export const dockerLifecycle = fc
   .tuple(image, command, credentials)
@@ -179,7 +192,12 @@ export const buildpackLifecycle = fc
   .map((b) => ({ buildpack_lifecycle: b }));
 
 const healthCheck = fc.oneof(
-  fc.record({ health_check_type: fc.constantFrom('port', 'process', 'none') }),
+  // CC sends the process's endpoint whatever the type: nil (null) for every port, process or none check.
+  fc
+    .tuple(fc.constantFrom('port', 'process', 'none'), fc.boolean())
+    .map(([type, nil]) =>
+      nil ? { health_check_type: type, health_check_http_endpoint: null } : { health_check_type: type },
+    ),
   fc.record({
     health_check_type: fc.constant('http'),
     health_check_http_endpoint: fc.oneof(
@@ -194,6 +212,97 @@ const millis = fc.oneof(
   fc.integer({ min: 0, max: 600_000 }),
   fc.constantFrom(0, 1, 999, 2 ** 31, 2 ** 32, 2 ** 53 - 1),
   fc.maxSafeNat(),
+);
+
+const appPort = fc.integer({ min: 1, max: 65535 });
+
+/** CC's HTTP routes of a process: `{"cf-router": [{hostname, port}]}`, the hostname maybe with a /path. */
+export const routes = fc.record({
+  'cf-router': fc.array(
+    fc.record(
+      {
+        hostname: fc.oneof(
+          { arbitrary: fc.domain(), weight: 4 },
+          { arbitrary: fc.tuple(fc.domain(), fc.webPath()).map(([d, p]) => `${d}${p}`), weight: 2 },
+          { arbitrary: nameUpTo(200), weight: 1 },
+        ),
+        port: appPort,
+      },
+      { requiredKeys: ['hostname'] },
+    ),
+    { maxLength: 4 },
+  ),
+});
+
+const ipv4Range = fc.tuple(fc.ipV4(), fc.ipV4()).map(([a, b]) => `${a}-${b}`);
+const cidr = fc.tuple(fc.ipV4(), fc.integer({ min: 0, max: 32 })).map(([ip, n]) => `${ip}/${n}`);
+
+/** An ASG rule's destinations: addresses, CIDRs, `a.b.c.d-e.f.g.h` ranges (and, rarely, any string). */
+const destinations = fc.array(
+  fc.oneof(
+    { arbitrary: fc.ipV4(), weight: 3 },
+    { arbitrary: cidr, weight: 3 },
+    { arbitrary: ipv4Range, weight: 2 },
+    { arbitrary: fc.constantFrom('0.0.0.0/0', '10.0.0.0-10.255.255.255'), weight: 1 },
+    { arbitrary: nameUpTo(256), weight: 1 },
+  ),
+  { minLength: 1, maxLength: 3 },
+);
+
+/** The rest of a rule in protobuf JSON: `log` only when true, `annotations` the groups' guids. */
+const ruleExtras = {
+  log: fc.constant(true),
+  annotations: fc.array(
+    fc.uuid().map((g) => `security_group_id:${g}`),
+    { minLength: 1, maxLength: 3 },
+  ),
+};
+
+/**
+ * An application security group rule as CC sends it: Diego's SecurityGroupRule in protobuf JSON
+ * (camelCase, default values left out, so an ICMP type and code of 0 are absent).
+ */
+export const egressRule = fc.oneof(
+  fc.record(
+    {
+      protocol: fc.constantFrom('tcp', 'udp'),
+      destinations,
+      ports: fc.array(appPort, { minLength: 1, maxLength: 4 }),
+      ...ruleExtras,
+    },
+    { requiredKeys: ['protocol', 'destinations', 'ports'] },
+  ),
+  fc.record(
+    {
+      protocol: fc.constantFrom('tcp', 'udp'),
+      destinations,
+      portRange: fc.tuple(appPort, appPort).map(([a, b]) => ({ start: Math.min(a, b), end: Math.max(a, b) })),
+      ...ruleExtras,
+    },
+    { requiredKeys: ['protocol', 'destinations', 'portRange'] },
+  ),
+  fc.record(
+    {
+      protocol: fc.constant('icmp'),
+      destinations,
+      icmpInfo: fc.record(
+        { type: fc.integer({ min: -1, max: 255 }), code: fc.integer({ min: -1, max: 255 }) },
+        { requiredKeys: [] },
+      ),
+      ...ruleExtras,
+    },
+    { requiredKeys: ['protocol', 'destinations', 'icmpInfo'] },
+  ),
+  fc.record(
+    { protocol: fc.constant('all'), destinations, ...ruleExtras },
+    { requiredKeys: ['protocol', 'destinations'] },
+  ),
+);
+
+/** Isolation segment names: CC sends `[]` or the space's one segment. */
+const placementTags = fc.array(
+  fc.oneof(fc.constantFrom('iso-seg-1', 'shared', 'persistent_isolation_segment'), nameUpTo(255)),
+  { maxLength: 2 },
 );
 
 /** A desire body the contract accepts, with hostile names wherever the contract allows any string. */
@@ -219,7 +328,8 @@ export const desireBody = fc
     memory_mb: fc.integer({ min: 1, max: 1024 * 1024 }),
     disk_mb: fc.integer({ min: 1, max: 1024 * 1024 * 1024 }),
     cpu_weight: fc.integer({ min: 1, max: 100 }),
-    volume_mounts: fc.array(
+    // One mount per directory (the schema refuses two at one path, as Kubernetes would).
+    volume_mounts: fc.uniqueArray(
       fc.record({
         volume_id: fc.oneof(
           fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?(\.[a-z0-9]{1,5})?$/),
@@ -230,7 +340,7 @@ export const desireBody = fc
           nameUpTo(100).map((s) => `/${s.replace(/\0/g, '')}`),
         ),
       }),
-      { maxLength: 3 },
+      { maxLength: 3, selector: (m) => m.mount_dir },
     ),
     lifecycle: fc.oneof(
       { arbitrary: dockerLifecycle, weight: 3 },
@@ -244,9 +354,9 @@ export const desireBody = fc
       ),
       { maxKeys: 4 },
     ),
-    placement_tags: fc.array(fc.string(), { maxLength: 2 }),
-    routes: fc.oneof(fc.constant({ cf_router: [] }), fc.jsonValue({ maxDepth: 2 })),
-    egress_rules: fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 2 }),
+    placement_tags: placementTags,
+    routes,
+    egress_rules: fc.array(egressRule, { maxLength: 3 }),
   })
   .map(({ health, namespace, ...b }) => ({
     ...b,
@@ -267,7 +377,10 @@ const callback = fc.oneof(
   fc.webUrl(),
 );
 
-const envArray = fc.array(fc.record({ name: envName, value: envValue }), { maxLength: 6 });
+/** Diego's EnvironmentVariable in protobuf JSON: a value that is "" is left out. */
+const envArray = fc.array(fc.record({ name: envName, value: envValue }, { requiredKeys: ['name'] }), {
+  maxLength: 6,
+});
 
 export const taskBody = fc.record(
   {
@@ -289,14 +402,35 @@ export const taskBody = fc.record(
   { requiredKeys: ['completion_callback', 'lifecycle'] },
 );
 
+/** Admin buildpacks carry a sha256 (nil for one uploaded before CC kept checksums); custom ones do not. */
 const buildpacks = fc.array(
-  fc.record({
-    name: nameUpTo(255),
-    key: nameUpTo(255),
-    url: fc.oneof(fc.webUrl(), nameUpTo(200)),
-    skip_detect: fc.boolean(),
-  }),
+  fc.record(
+    {
+      name: nameUpTo(255),
+      key: nameUpTo(255),
+      url: fc.oneof(fc.webUrl(), nameUpTo(200)),
+      sha256: fc.oneof(fc.stringMatching(/^[a-f0-9]{64}$/), fc.constant(null)),
+      skip_detect: fc.boolean(),
+    },
+    { requiredKeys: ['name', 'key', 'url', 'skip_detect'] },
+  ),
   { maxLength: 4 },
+);
+
+/** The buildpack cache: CC's nil download URI and checksum on an app's first staging, else both set. */
+const buildpackCache = fc.oneof(
+  fc.constant({ buildpack_cache_download_uri: null, buildpack_cache_checksum: null }),
+  fc.record({
+    buildpack_cache_download_uri: fc.webUrl(),
+    buildpack_cache_checksum: fc.stringMatching(/^[a-f0-9]{0,64}$/),
+  }),
+  fc.record(
+    {
+      buildpack_cache_download_uri: fc.webUrl(),
+      buildpack_cache_checksum: fc.stringMatching(/^[a-f0-9]{0,64}$/),
+    },
+    { requiredKeys: [] },
+  ),
 );
 
 export const stagingBody = fc.record(
@@ -312,19 +446,20 @@ export const stagingBody = fc.record(
     lifecycle: fc.oneof(
       fc.tuple(image, credentials).map(([img, creds]) => ({ docker_lifecycle: { image: img, ...creds } })),
       fc
-        .record(
-          {
-            app_bits_download_uri: fc.webUrl(),
-            droplet_upload_uri: fc.webUrl(),
-            buildpacks,
-            buildpack_cache_download_uri: fc.webUrl(),
-            buildpack_cache_upload_uri: fc.webUrl(),
-            buildpack_cache_checksum: fc.stringMatching(/^[a-f0-9]{0,64}$/),
-            buildpack_cache_checksum_algorithm: fc.constantFrom('sha256', 'md5', ''),
-          },
-          { requiredKeys: ['app_bits_download_uri', 'droplet_upload_uri'] },
+        .tuple(
+          fc.record(
+            {
+              app_bits_download_uri: fc.webUrl(),
+              droplet_upload_uri: fc.webUrl(),
+              buildpacks,
+              buildpack_cache_upload_uri: fc.webUrl(),
+              buildpack_cache_checksum_algorithm: fc.constantFrom('sha256', 'md5', ''),
+            },
+            { requiredKeys: ['app_bits_download_uri', 'droplet_upload_uri'] },
+          ),
+          buildpackCache,
         )
-        .map((b) => ({ buildpack_lifecycle: b })),
+        .map(([b, cache]) => ({ buildpack_lifecycle: { ...b, ...cache } })),
     ),
     memory_mb: fc.integer({ min: 1, max: 1024 * 1024 }),
     disk_mb: fc.integer({ min: 1, max: 1024 * 1024 * 1024 }),
@@ -341,7 +476,7 @@ export const updateBody = fc.record({
       instances: fc.integer({ min: 0, max: 10_000 }),
       annotation: nameUpTo(64),
       image: fc.oneof(image, fc.constantFrom('', '   ')),
-      routes: fc.jsonValue({ maxDepth: 2 }),
+      routes,
     },
     { requiredKeys: ['instances', 'annotation'] },
   ),

@@ -7,6 +7,11 @@
  * records and enqueues nothing; and everything a worker would read after an accepted request (the
  * records its jobs point to) translates into Kubernetes objects whose names, labels, annotations and
  * namespaces the API server accepts.
+ *
+ * And CC's nulls, over every route that takes a body: CC sends a Ruby nil as `null`, so any field it may
+ * leave out may come as `null` and must mean the same as absent (accepted, recorded alike); any such field
+ * left out is accepted; a required field set to `null` is a 400 naming it. Which fields CC may leave out
+ * is asked of the contract's schemas (schema-fields.ts), so the list cannot drift from them.
  */
 import { randomUUID } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
@@ -14,10 +19,19 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
+import type { z } from 'zod';
+import {
+  describeIssues,
+  desireLrpSchema,
+  stagingRequestSchema,
+  taskRequestSchema,
+  updateLrpSchema,
+} from '@opi/contract';
 import { createLogger } from '@opi/logging';
 import { JobProducer, producerConnection } from '@opi/queue';
 import { StateStore, TaskStore, parseInboxEntry } from '@opi/state';
 import { createApp } from '../../apps/api/src/index.js';
+import { type JsonPath, deletePath, formatPath, setPath } from '../support/body-paths.js';
 import {
   type Body,
   type RawBody,
@@ -37,6 +51,7 @@ import {
 } from './k8s-validate.js';
 import { type RawAnswer, type RawRequest, send } from './raw-http.js';
 import { fuzz } from './run.js';
+import { namesField, pickField } from '../support/schema-fields.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `fuzz-${randomUUID().slice(0, 8)}`;
@@ -418,7 +433,8 @@ async function jobProblems(job: { name: string; data: Record<string, unknown> })
 let counts = { answered: 0, accepted: 0, refused: 0, protocol: 0 };
 const statuses = new Map<number, number>();
 
-async function check(c: Case): Promise<void> {
+/** Sends `c` and checks the answer (see the file's comment); the answer, or undefined when Node closed the connection. */
+async function check(c: Case): Promise<RawAnswer | undefined> {
   const generationBefore = await redis.get(store.keys.generation);
   const tasksBefore = await redis.scard(store.keys.tasks);
   let a: RawAnswer;
@@ -428,7 +444,7 @@ async function check(c: Case): Promise<void> {
     // Node's HTTP server closes a CONNECT (a tunnel request) it has no handler for, without an answer.
     if (c.request.method === 'CONNECT') {
       counts.protocol++;
-      return;
+      return undefined;
     }
     throw new Error(`no answer: ${(err as Error).message}`);
   }
@@ -441,7 +457,7 @@ async function check(c: Case): Promise<void> {
     if (!PROTOCOL_REFUSALS.has(a.status)) throw new Error(`answered ${a.status} outside the API`);
     counts.protocol++;
     if (jobs.length) throw new Error('a request refused by the HTTP parser enqueued jobs');
-    return;
+    return a;
   }
   if (a.status >= 400) {
     counts.refused++;
@@ -452,7 +468,7 @@ async function check(c: Case): Promise<void> {
       throw new Error(`a ${a.status} changed a record`);
     if ((await redis.scard(store.keys.tasks)) !== tasksBefore)
       throw new Error(`a ${a.status} recorded a task`);
-    return;
+    return a;
   }
   counts.accepted++;
   if (a.status >= 300) throw new Error(`answered ${a.status}`);
@@ -472,6 +488,7 @@ async function check(c: Case): Promise<void> {
     }
   }
   if (problems.length) throw new Error(`accepted (${a.status}), but:\n${problems.join('\n')}`);
+  return a;
 }
 
 const anyCase: fc.Arbitrary<Case> = fc.oneof(
@@ -497,7 +514,13 @@ describe('fuzzing every route', () => {
     async (name, arb, base) => {
       counts = { answered: 0, accepted: 0, refused: 0, protocol: 0 };
       statuses.clear();
-      await fuzz(name, fc.asyncProperty(arb, check), base);
+      await fuzz(
+        name,
+        fc.asyncProperty(arb, async (c) => {
+          await check(c);
+        }),
+        base,
+      );
       process.stdout.write(
         `  ${name}: ${counts.accepted} accepted, ${counts.refused} refused by the API, ${counts.protocol} by Node's parser; ` +
           `statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((x, y) => x[0] - y[0])))}\n`,
@@ -507,5 +530,344 @@ describe('fuzzing every route', () => {
       expect(alive.status).toBe(200);
     },
     600_000,
+  );
+});
+
+// ---------------------------------------------------------------------------------------------------
+// CC's nulls: optional fields as null or left out, required fields as null
+
+/** Who a request is about: an LRP's guid and version; a task or staging guid is `guid`. */
+interface Identity {
+  guid: string;
+  version: string;
+}
+
+const freshIdentity = (): Identity => ({ guid: randomUUID(), version: randomUUID() });
+
+/** `value` with the identity's guids written as placeholders, so records of two identities compare. */
+function anonymise(value: unknown, id: Identity): unknown {
+  if (value === undefined) return undefined;
+  const text = JSON.stringify(value)
+    .split(`${id.guid}-${id.version}`)
+    .join('<process_guid>')
+    .split(id.guid)
+    .join('<guid>')
+    .split(id.version)
+    .join('<version>');
+  return JSON.parse(text) as unknown;
+}
+
+/** A route that takes one of CC's bodies. */
+interface BodyRoute {
+  name: string;
+  schema: z.ZodType;
+  /** Bodies as the arbitrary makes them (filtered to contract-valid ones below). */
+  bodies: fc.Arbitrary<Body>;
+  /** The status CC expects. */
+  ok: number;
+  /** The body for `id`: the identity fields it carries (guid, version, process_guid, staging_guid) set to id's. */
+  withIdentity(body: Body, id: Identity): Body;
+  request(body: Body, id: Identity): Case;
+  /** What must exist first (an update needs its LRP). */
+  prepare?(id: Identity): Promise<void>;
+  /** What the request recorded, anonymised: for LRPs the record and the GET answer, else the record. */
+  state(id: Identity): Promise<unknown>;
+}
+
+/** An LRP to update: what CC would have desired, with routes an update may replace. */
+function desireFor(id: Identity): Body {
+  return {
+    guid: id.guid,
+    version: id.version,
+    process_guid: `${id.guid}-${id.version}`,
+    instances: 2,
+    memory_mb: 256,
+    disk_mb: 1024,
+    ports: [8080],
+    last_updated: '1589212345.123456',
+    lifecycle: { docker_lifecycle: { image: 'nginx:1.25', command: [] } },
+    routes: { 'cf-router': [{ hostname: 'app.example.com', port: 8080 }] },
+  };
+}
+
+async function lrpState(id: Identity): Promise<unknown> {
+  const rec = await store.get(`${id.guid}-${id.version}`);
+  if (!rec) return undefined;
+  const got = await send(port, { method: 'GET', path: `/apps/${id.guid}/${id.version}`, headers: [] });
+  return anonymise(
+    {
+      record: rec.state === 'desired' ? rec.lrp : rec,
+      get: { status: got.status, body: JSON.parse(got.body) as unknown },
+    },
+    id,
+  );
+}
+
+const BODY_ROUTES: BodyRoute[] = [
+  {
+    name: 'PUT /apps/:process_guid (desire)',
+    schema: desireLrpSchema,
+    bodies: desireBody,
+    ok: 202,
+    withIdentity: (b, id) => ({
+      ...b,
+      guid: id.guid,
+      version: id.version,
+      process_guid: `${id.guid}-${id.version}`,
+    }),
+    request: (b, id) => clean('PUT', `/apps/${id.guid}-${id.version}`, b, { route: 'desire', body: b }),
+    state: lrpState,
+  },
+  {
+    name: 'POST /apps/:process_guid (update)',
+    schema: updateLrpSchema,
+    bodies: updateBody,
+    ok: 200,
+    withIdentity: (b, id) => ({ ...b, guid: id.guid, version: id.version }),
+    request: (b, id) => clean('POST', `/apps/${id.guid}-${id.version}`, b, { route: 'update' }),
+    prepare: async (id) => {
+      const body = desireFor(id);
+      const a = await check(clean('PUT', `/apps/${id.guid}-${id.version}`, body, { route: 'desire', body }));
+      if (a?.status !== 202) throw new Error(`desiring the LRP to update: ${a?.status} ${a?.body}`);
+    },
+    state: lrpState,
+  },
+  {
+    name: 'POST /tasks/:task_guid',
+    schema: taskRequestSchema,
+    bodies: taskBody,
+    ok: 202,
+    withIdentity: (b) => b,
+    request: (b, id) => clean('POST', `/tasks/${id.guid}`, b, { route: 'task' }),
+    state: async (id) => anonymise((await tasks.getTask(id.guid))?.task, id),
+  },
+  {
+    name: 'POST /stage/:staging_guid',
+    schema: stagingRequestSchema,
+    // CC's stager client sends staging_guid; the path has it too.
+    bodies: fc
+      .tuple(stagingBody as fc.Arbitrary<Body>, fc.boolean())
+      .map(([b, withGuid]) => (withGuid ? { ...b, staging_guid: 'the-staging-guid' } : b)),
+    ok: 202,
+    withIdentity: (b, id) => (typeof b['staging_guid'] === 'string' ? { ...b, staging_guid: id.guid } : b),
+    request: (b, id) => clean('POST', `/stage/${id.guid}`, b, { route: 'stage' }),
+    state: async (id) => anonymise((await tasks.getStaging(id.guid))?.staging, id),
+  },
+];
+
+/** Room left under the body limit: each null may be longer than the value it replaces ("" → null). */
+const NULL_ROOM = 16 * 1024;
+
+/** The route's bodies as they go on the wire (JSON), only those the schema accepts and the limit allows. */
+function validBodies(route: BodyRoute): fc.Arbitrary<Body> {
+  return route.bodies
+    .map((b) => JSON.parse(JSON.stringify(b)) as Body)
+    .filter(
+      (b) =>
+        Buffer.byteLength(JSON.stringify(b)) <= BODY_LIMIT - NULL_ROOM &&
+        route.schema.safeParse(route.withIdentity(b, freshIdentity())).success,
+    );
+}
+
+/**
+ * Fields left out one after another, each one the schema still accepts the body without (the choice
+ * made again after each, so a set of them is accepted together too): `picks` chooses among them.
+ */
+function omitSome(
+  schema: z.ZodType,
+  body: Body,
+  picks: readonly number[],
+): { paths: JsonPath[]; omitted: Body } {
+  const paths: JsonPath[] = [];
+  let omitted = body;
+  for (const pick of picks) {
+    const path = pickField(schema, omitted, pick, 'omittable');
+    if (path === undefined) break;
+    paths.push(path);
+    omitted = deletePath(omitted, path);
+  }
+  return { paths, omitted };
+}
+
+/** `body` with null at each of `paths`. */
+function nullAt(body: Body, paths: readonly JsonPath[]): Body {
+  return paths.reduce((b, p) => setPath(b, p, null), body);
+}
+
+/** A path with array indexes as `*`, to count which fields were tried. */
+const fieldName = (p: JsonPath): string => p.map((k) => (typeof k === 'number' ? '*' : k)).join('.');
+
+/** The message of an error answer, in either of the contract's shapes. */
+function errorMessage(a: RawAnswer): string {
+  try {
+    const b = JSON.parse(a.body) as { error?: { message?: unknown }; message?: unknown };
+    const m = b.error?.message ?? b.message;
+    return typeof m === 'string' ? m : '';
+  } catch {
+    return '';
+  }
+}
+
+/** A few fields at a time mostly; sometimes many, down to a body with nothing left that CC may omit. */
+const fewPicks = fc.array(fc.nat(), { minLength: 1, maxLength: 3 });
+const manyPicks = fc.array(fc.nat(), { minLength: 4, maxLength: 80 });
+
+const tried = new Map<string, Set<string>>();
+
+function noteTried(kind: string, paths: readonly JsonPath[]): void {
+  const names = tried.get(kind) ?? new Set<string>();
+  for (const p of paths) names.add(fieldName(p));
+  tried.set(kind, names);
+}
+
+function reportTried(kind: string): void {
+  const names = [...(tried.get(kind) ?? [])].sort();
+  process.stdout.write(`  ${kind}: ${names.length} distinct fields: ${names.join(', ')}\n`);
+}
+
+describe('CC nulls: optional fields null or left out, required fields null', () => {
+  const routes = BODY_ROUTES.map((r) => [r.name, r] as const);
+
+  it.each(routes)(
+    '%s: the schema reads any field CC may omit, set to null, as left out; a required one null is refused naming it',
+    async (name, route) => {
+      const kind = `schema ${name}`;
+      await fuzz(
+        kind,
+        fc.property(validBodies(route), fc.oneof(fewPicks, manyPicks), fc.nat(), (raw, picks, pick) => {
+          const base = route.withIdentity(raw, freshIdentity());
+          const { paths, omitted } = omitSome(route.schema, base, picks);
+          noteTried(kind, paths);
+          if (paths.length) {
+            const nulled = route.schema.safeParse(nullAt(base, paths));
+            if (!nulled.success) {
+              throw new Error(
+                `null at ${paths.map(formatPath).join(', ')} refused (left out it is accepted): ${describeIssues(nulled.error)}`,
+              );
+            }
+            try {
+              expect(nulled.data).toEqual(route.schema.parse(omitted));
+            } catch (err) {
+              throw new Error(
+                `null at ${paths.map(formatPath).join(', ')} read otherwise than left out:\n${(err as Error).message}`,
+              );
+            }
+          }
+          const path = pickField(route.schema, base, pick, 'required');
+          if (path === undefined) return;
+          const r = route.schema.safeParse(setPath(base, path, null));
+          if (r.success) throw new Error(`required ${formatPath(path)} accepted as null`);
+          const message = describeIssues(r.error);
+          if (!namesField(message, path)) {
+            throw new Error(`required ${formatPath(path)} as null: the message does not name it: ${message}`);
+          }
+        }),
+        200,
+      );
+      reportTried(kind);
+    },
+    120_000,
+  );
+
+  it.each(routes)(
+    '%s: any field CC may omit, sent as null, is accepted and recorded as if left out',
+    async (name, route) => {
+      const kind = `null ${name}`;
+      await fuzz(
+        kind,
+        fc.asyncProperty(
+          validBodies(route),
+          fc.oneof({ arbitrary: fewPicks, weight: 4 }, { arbitrary: manyPicks, weight: 1 }),
+          async (raw, picks) => {
+            const a = freshIdentity();
+            const b = freshIdentity();
+            const { paths, omitted } = omitSome(route.schema, route.withIdentity(raw, a), picks);
+            if (!paths.length) return;
+            noteTried(kind, paths);
+            const where = paths.map(formatPath).join(', ');
+            await route.prepare?.(a);
+            await route.prepare?.(b);
+            const left = await check(route.request(omitted, a));
+            if (left?.status !== route.ok) {
+              throw new Error(`without ${where}: ${left?.status} ${left?.body.slice(0, 500)}`);
+            }
+            const nulled = await check(route.request(nullAt(route.withIdentity(raw, b), paths), b));
+            if (nulled?.status !== route.ok) {
+              throw new Error(`with null at ${where}: ${nulled?.status} ${nulled?.body.slice(0, 500)}`);
+            }
+            const [withNull, without] = [await route.state(b), await route.state(a)];
+            if (without === undefined) throw new Error(`without ${where}: nothing recorded`);
+            try {
+              expect(withNull).toEqual(without);
+            } catch (err) {
+              throw new Error(
+                `null at ${where} recorded otherwise than left out:\n${(err as Error).message}`,
+              );
+            }
+          },
+        ),
+        80,
+      );
+      reportTried(kind);
+    },
+    300_000,
+  );
+
+  it.each(routes)(
+    '%s: any fields CC may omit, left out (down to a minimal body), are accepted',
+    async (name, route) => {
+      const kind = `omitted ${name}`;
+      await fuzz(
+        kind,
+        fc.asyncProperty(validBodies(route), fc.oneof(fewPicks, manyPicks), async (raw, picks) => {
+          const id = freshIdentity();
+          const { paths, omitted } = omitSome(route.schema, route.withIdentity(raw, id), picks);
+          noteTried(kind, paths);
+          await route.prepare?.(id);
+          const a = await check(route.request(omitted, id));
+          if (a?.status !== route.ok) {
+            throw new Error(
+              `without ${paths.map(formatPath).join(', ')}: ${a?.status} ${a?.body.slice(0, 500)}`,
+            );
+          }
+          if ((await route.state(id)) === undefined) throw new Error('accepted, but nothing recorded');
+        }),
+        50,
+      );
+      reportTried(kind);
+    },
+    300_000,
+  );
+
+  it.each(routes)(
+    '%s: a required field set to null is a 400 whose message names the field',
+    async (name, route) => {
+      const kind = `required null ${name}`;
+      await fuzz(
+        kind,
+        fc.asyncProperty(validBodies(route), fc.nat(), async (raw, pick) => {
+          const id = freshIdentity();
+          const base = route.withIdentity(raw, id);
+          const path = pickField(route.schema, base, pick, 'required');
+          if (path === undefined) return;
+          noteTried(kind, [path]);
+          await route.prepare?.(id);
+          const before = await route.state(id);
+          const a = await check(route.request(setPath(base, path, null), id));
+          if (a?.status !== 400) {
+            throw new Error(`required ${formatPath(path)} as null: ${a?.status} ${a?.body.slice(0, 500)}`);
+          }
+          const message = errorMessage(a);
+          if (!namesField(message, path)) {
+            throw new Error(`required ${formatPath(path)} as null: the message does not name it: ${message}`);
+          }
+          // check() saw no write; the record (an update's LRP) is as it was.
+          expect(await route.state(id)).toEqual(before);
+        }),
+        60,
+      );
+      reportTried(kind);
+    },
+    300_000,
   );
 });

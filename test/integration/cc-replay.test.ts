@@ -24,6 +24,10 @@ import {
   loadFixture,
   withCallbackAt,
 } from '../support/replay-corpus.js';
+import type { z } from 'zod';
+import { desireLrpSchema, stagingRequestSchema, taskRequestSchema, updateLrpSchema } from '@opi/contract';
+import { deletePath, formatPath, setPath } from '../support/body-paths.js';
+import { fieldsOf } from '../support/schema-fields.js';
 import { NAMESPACE, type Service, eventually, schedulingInfos, startService } from './harness.js';
 
 type Json = Record<string, unknown>;
@@ -229,6 +233,43 @@ async function converges(f: Fixture, c: Cluster, fake: FakeCc): Promise<void> {
     expect(call.body).toHaveProperty(ex.reports);
   }
 }
+
+/** The schema a body-carrying client method's request is read with. */
+const SCHEMAS: Record<string, z.ZodType> = {
+  'apps_rest_client.desire_app': desireLrpSchema,
+  'apps_rest_client.update_app': updateLrpSchema,
+  'task_client.desire_task': taskRequestSchema,
+  'stager_client.stage': stagingRequestSchema,
+};
+
+// CC sends a nil as null; any field it may leave out may come as null instead. The corpus's accepted
+// bodies, each field the schema lets them go without set to null, must read exactly as without it.
+describe('the CC replay corpus with each field CC may omit set to null', () => {
+  const cases = corpus.flatMap((f) => {
+    const schema = SCHEMAS[`${f.client}.${f.method}`];
+    const accepted =
+      schema !== undefined && f.request.body !== undefined && schema.safeParse(f.request.body).success;
+    return accepted ? [{ f, schema }] : [];
+  });
+
+  it('covers every body-carrying method', () => {
+    expect(new Set(cases.map(({ f }) => `${f.client}.${f.method}`))).toEqual(new Set(Object.keys(SCHEMAS)));
+  });
+
+  it.each(cases.map(({ f, schema }) => [f.id, f, schema] as const))('%s', (_id, f, schema) => {
+    const { omittable } = fieldsOf(schema, f.request.body);
+    expect(omittable.length).toBeGreaterThan(0);
+    for (const path of omittable) {
+      const nulled = schema.safeParse(setPath(f.request.body, path, null));
+      const omitted = schema.safeParse(deletePath(f.request.body, path));
+      expect({ field: formatPath(path), accepted: nulled.success }).toEqual({
+        field: formatPath(path),
+        accepted: true,
+      });
+      expect(nulled.data).toEqual(omitted.data);
+    }
+  });
+});
 
 describe('the CC replay corpus', () => {
   let fake: FakeCc;

@@ -426,37 +426,31 @@ export interface CcCall {
   process?: CcProcess;
 }
 
+type Method = (cc: CcOpiClient, call: CcCall) => Promise<CcResult<unknown>>;
+
+/** Each public method of CC's four OPI clients, by `<client>.<method>`. */
+const METHODS: Record<string, Method> = {
+  'apps_rest_client.desire_app': (cc, c) => cc.desireApp(c.request),
+  'apps_rest_client.fetch_scheduling_infos': (cc, c) => cc.fetchSchedulingInfos(c.request),
+  'apps_rest_client.update_app': (cc, c) => cc.updateApp(c.request),
+  'apps_rest_client.get_app': (cc, c) => cc.getApp(c.request),
+  'apps_rest_client.stop_app': (cc, c) => cc.stopApp(c.request),
+  'apps_rest_client.stop_index': (cc, c) => cc.stopIndex(c.request),
+  'instances_client.lrp_instances': (cc, c) => {
+    if (!c.process) throw new Error('lrp_instances needs the CC process (state, instances)');
+    return cc.lrpInstances(c.request, c.process);
+  },
+  'task_client.desire_task': (cc, c) => cc.desireTask(c.request),
+  'task_client.fetch_task': (cc, c) => cc.fetchTask(c.request),
+  'task_client.fetch_tasks': (cc, c) => cc.fetchTasks(c.request),
+  'task_client.cancel_task': (cc, c) => cc.cancelTask(c.request),
+  'stager_client.stage': (cc, c) => cc.stage(c.request),
+};
+
 /** Runs one call through the client method CC would use; throws what that method raises. */
 export function callCc(cc: CcOpiClient, call: CcCall): Promise<CcResult<unknown>> {
-  const { request: req } = call;
   const key = `${call.client}.${call.method}`;
-  switch (key) {
-    case 'apps_rest_client.desire_app':
-      return cc.desireApp(req);
-    case 'apps_rest_client.fetch_scheduling_infos':
-      return cc.fetchSchedulingInfos(req);
-    case 'apps_rest_client.update_app':
-      return cc.updateApp(req);
-    case 'apps_rest_client.get_app':
-      return cc.getApp(req);
-    case 'apps_rest_client.stop_app':
-      return cc.stopApp(req);
-    case 'apps_rest_client.stop_index':
-      return cc.stopIndex(req);
-    case 'instances_client.lrp_instances':
-      if (!call.process) throw new Error('lrp_instances needs the CC process (state, instances)');
-      return cc.lrpInstances(req, call.process);
-    case 'task_client.desire_task':
-      return cc.desireTask(req);
-    case 'task_client.fetch_task':
-      return cc.fetchTask(req);
-    case 'task_client.fetch_tasks':
-      return cc.fetchTasks(req);
-    case 'task_client.cancel_task':
-      return cc.cancelTask(req);
-    case 'stager_client.stage':
-      return cc.stage(req);
-    default:
-      throw new Error(`no CC client method ${key}`);
-  }
+  const method = METHODS[key];
+  if (!method) throw new Error(`no CC client method ${key}`);
+  return method(cc, call);
 }

@@ -4,7 +4,7 @@
  * staging's `buildpack_cache_checksum`): an optional field that is `null` means the same as one left out.
  * Required fields are not wrapped, so a `null` there is still refused with the field's name.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /** An optional field: absent or `null` both read as `undefined`. */
 export function optional<T extends z.ZodType>(schema: T) {
@@ -14,4 +14,9 @@ export function optional<T extends z.ZodType>(schema: T) {
 /** An optional field with a default: absent or `null` both read as `make()` (a fresh value each time). */
 export function withDefault<T extends z.ZodType>(schema: T, make: () => z.output<T>) {
   return schema.nullish().transform((v): z.output<T> => v ?? make());
+}
+
+/** Optional text of at most `max` characters: absent or `null` read as "". */
+export function text(max: number) {
+  return withDefault(z.string().max(max), () => '');
 }

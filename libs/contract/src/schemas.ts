@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, LABEL_VALUE, QUALIFIED_NAME } from './names.js';
-import { optional, withDefault } from './optional.js';
+import { optional, text, withDefault } from './optional.js';
 
 const labelValue = (what: string) =>
   z
@@ -18,7 +18,7 @@ const labelValue = (what: string) =>
 
 const nonNegativeInt = z.int().min(0);
 
-const dockerLifecycle = z.object({
+export const dockerLifecycle = z.object({
   image: z.string().trim().min(1, 'image must not be empty').max(1024),
   command: withDefault(z.array(z.string().max(128 * 1024)).max(64), () => []),
   registry_username: optional(z.string().max(1024)),
@@ -28,8 +28,14 @@ const dockerLifecycle = z.object({
 const buildpackLifecycle = z.object({
   droplet_hash: z.string().regex(/^[a-f0-9]{1,128}$/i, 'droplet_hash must be hexadecimal'),
   droplet_guid: labelValue('droplet_guid'),
-  start_command: withDefault(z.string().max(128 * 1024), () => ''),
+  start_command: text(128 * 1024),
 });
+
+/** The namespace a request names; "" or absent: the server's default. */
+export const namespaceField = withDefault(
+  z.union([z.literal(''), z.string().regex(DNS_LABEL, 'namespace must be a DNS-1123 label')]),
+  () => '',
+);
 
 export const lifecycleSchema = z
   .object({
@@ -42,10 +48,7 @@ export const lifecycleSchema = z
 
 const stringMap = (keyPattern: RegExp, keyWhat: string, maxEntries: number) =>
   z
-    .record(
-      z.string(),
-      withDefault(z.string().max(1024 * 1024), () => ''),
-    )
+    .record(z.string(), text(1024 * 1024))
     .refine((m) => Object.keys(m).length <= maxEntries, `at most ${maxEntries} entries`)
     .superRefine((m, ctx) => {
       for (const k of Object.keys(m)) {
@@ -96,22 +99,19 @@ export const desireLrpSchema = z
     version: labelValue('version'),
     process_guid: z.string().min(3).max(127),
     process_type: withDefault(z.string().max(63), () => 'web'),
-    app_guid: withDefault(z.string().max(63), () => ''),
-    app_name: withDefault(z.string().max(255), () => ''),
-    space_guid: withDefault(z.string().max(63), () => ''),
-    space_name: withDefault(z.string().max(255), () => ''),
-    organization_guid: withDefault(z.string().max(63), () => ''),
-    organization_name: withDefault(z.string().max(255), () => ''),
-    namespace: withDefault(
-      z.union([z.literal(''), z.string().regex(DNS_LABEL, 'namespace must be a DNS-1123 label')]),
-      () => '',
-    ),
+    app_guid: text(63),
+    app_name: text(255),
+    space_guid: text(63),
+    space_name: text(255),
+    organization_guid: text(63),
+    organization_name: text(255),
+    namespace: namespaceField,
     ports: withDefault(z.array(z.int().min(1).max(65535)).max(16), () => []),
     environment: withDefault(stringMap(ENV_NAME, 'environment variable name', 1000), () => ({})),
     instances: nonNegativeInt.max(10_000),
-    last_updated: withDefault(z.string().max(64), () => ''),
+    last_updated: text(64),
     health_check_type: withDefault(z.enum(['port', 'http', 'process', 'none']), () => 'port' as const),
-    health_check_http_endpoint: withDefault(z.string().max(2048), () => ''),
+    health_check_http_endpoint: text(2048),
     // 0 is CC's "the process has no timeout of its own": start_timeout_ms then carries CC's default.
     health_check_timeout_ms: withDefault(nonNegativeInt, () => 0),
     start_timeout_ms: withDefault(nonNegativeInt, () => 0),

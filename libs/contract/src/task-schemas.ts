@@ -3,9 +3,9 @@
  * the apps' own, so a docker image or droplet is checked the same way wherever it comes from.
  */
 import { z } from 'zod';
-import { DNS_LABEL, ENV_NAME } from './names.js';
-import { lifecycleSchema } from './schemas.js';
-import { optional, withDefault } from './optional.js';
+import { ENV_NAME } from './names.js';
+import { dockerLifecycle, lifecycleSchema, namespaceField } from './schemas.js';
+import { optional, text, withDefault } from './optional.js';
 
 /** A callback CC gave us: an absolute http(s) URL. */
 export const callbackUrl = z
@@ -29,22 +29,20 @@ const envArray = withDefault(
     .array(
       z.object({
         name: z.string().regex(ENV_NAME, 'is not a valid environment variable name'),
-        value: withDefault(z.string().max(1024 * 1024), () => ''),
+        value: text(1024 * 1024),
       }),
     )
     .max(1000),
   () => [],
 );
 
-const name = (max: number) => withDefault(z.string().max(max), () => '');
-
 const names = {
-  app_guid: name(63),
-  app_name: name(255),
-  org_guid: name(63),
-  org_name: name(255),
-  space_guid: name(63),
-  space_name: name(255),
+  app_guid: text(63),
+  app_name: text(255),
+  org_guid: text(63),
+  org_name: text(255),
+  space_guid: text(63),
+  space_name: text(255),
 };
 
 /** CC's task client sends none of these (1 GiB each then); its stager client sends all three. */
@@ -67,12 +65,9 @@ const resources = {
 };
 
 export const taskRequestSchema = z.object({
-  name: name(255),
+  name: text(255),
   ...names,
-  namespace: withDefault(
-    z.union([z.literal(''), z.string().regex(DNS_LABEL, 'namespace must be a DNS-1123 label')]),
-    () => '',
-  ),
+  namespace: namespaceField,
   completion_callback: callbackUrl,
   environment: envArray,
   lifecycle: lifecycleSchema,
@@ -81,11 +76,8 @@ export const taskRequestSchema = z.object({
 
 export type TaskRequest = z.infer<typeof taskRequestSchema>;
 
-const stagingDocker = z.object({
-  image: z.string().trim().min(1, 'image must not be empty').max(1024),
-  registry_username: optional(z.string().max(1024)),
-  registry_password: optional(z.string().max(16 * 1024)),
-});
+/** Staging has no command: the image's own is what it reports. */
+const stagingDocker = dockerLifecycle.omit({ command: true });
 
 const stagingBuildpack = z.object({
   app_bits_download_uri: z.url(),

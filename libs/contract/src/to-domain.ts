@@ -28,9 +28,7 @@ export function namespaceFor(requested: string | undefined, defaults: DesireDefa
 
 /** CC's `{"cf-router": [...]}` as the domain's routes. */
 export function routesOf(routes: RoutesRequest | undefined): Route[] {
-  return (routes?.['cf-router'] ?? []).map(({ hostname, port }) =>
-    port === undefined ? { hostname } : { hostname, port },
-  );
+  return routes?.['cf-router'] ?? [];
 }
 
 export function toDesiredLrp(req: DesireLrpRequest, defaults: DesireDefaults): DesiredLrp {
@@ -66,13 +64,7 @@ export function toDesiredLrp(req: DesireLrpRequest, defaults: DesireDefaults): D
     ...(registry ? { registry } : {}),
     userAnnotations: req.user_defined_annotations,
     routes: routesOf(req.routes),
-    egressRules: req.egress_rules.map(({ ports, portRange, icmpInfo, annotations, ...rule }) => ({
-      ...rule,
-      ...(ports ? { ports } : {}),
-      ...(portRange ? { portRange } : {}),
-      ...(icmpInfo ? { icmpInfo } : {}),
-      ...(annotations ? { annotations } : {}),
-    })),
+    egressRules: req.egress_rules,
     placementTags: req.placement_tags,
   };
 }

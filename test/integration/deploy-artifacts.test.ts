@@ -35,9 +35,9 @@ async function workerCommand(): Promise<string[]> {
   return (pkg.scripts['start:worker'] ?? '').split(/\s+/);
 }
 
-/** Every variable the README's settings table names (first column, in backticks). */
+/** Every variable the settings table of docs/operations.md names (first column, in backticks). */
 async function settingsTable(): Promise<Set<string>> {
-  const lines = (await read('README.md')).split('\n');
+  const lines = (await read('docs/operations.md')).split('\n');
   const start = lines.findIndex((l) => /^\|\s*Variable\s*\|/.test(l));
   expect(start).toBeGreaterThan(0);
   const names = new Set<string>();
@@ -475,7 +475,7 @@ describe('docker-compose.yml', () => {
     expect(shared(worker?.volumes?.[0])).toEqual(simVolume);
   });
 
-  it('names only settings that exist (README settings table)', async () => {
+  it('names only settings that exist (the settings table)', async () => {
     const table = await settingsTable();
     const named = Object.entries(compose.services)
       .filter(([name]) => name !== 'redis')
@@ -951,7 +951,7 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
     expect(rules(await np('opi-redis'))).toEqual([{ from: ['api,worker'], ports: [6379] }]);
   });
 
-  it('names only settings that exist (README settings table), and keeps credentials in the Secret', async () => {
+  it('names only settings that exist (the settings table), and keeps credentials in the Secret', async () => {
     const table = await settingsTable();
     const secret = await get<K8sObject & { data: Record<string, string> }>(
       'secret',

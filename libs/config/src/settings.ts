@@ -1,7 +1,7 @@
 /**
  * Every setting of the service, read from the environment once at start-up and validated: a bad value
  * stops the process with a message naming the variable, instead of surfacing later. Nothing else in the
- * code reads process.env. The README's settings table lists the same names and defaults.
+ * code reads process.env. The settings table of docs/operations.md lists the same names and defaults.
  */
 import { z } from 'zod';
 

@@ -335,7 +335,7 @@ async function runSeed(seed: number): Promise<void> {
     REDIS_URL: redis.url,
     OPI_QUEUE_PREFIX: 'chaos',
     OPI_NAMESPACE: NAMESPACE,
-    OPI_SYNC_INTERVAL_MS: String(SYNC_MS),
+    OPI_RESYNC_INTERVAL_MS: String(SYNC_MS),
     OPI_JOB_LOCK_MS: '10000',
     OPI_WORKER_CONCURRENCY: '8',
     OPI_SHUTDOWN_TIMEOUT_MS: '2000',

@@ -66,7 +66,7 @@ describeWithBrowser('the queue dashboard in Chromium', () => {
         OPI_DASHBOARD_USERNAME: CREDENTIALS.username,
         OPI_DASHBOARD_PASSWORD: CREDENTIALS.password,
         // No periodic sync: it would converge the LRP itself, and the job under test is the retried one.
-        OPI_SYNC_INTERVAL_MS: '3600000',
+        OPI_RESYNC_INTERVAL_MS: '3600000',
       },
     });
     lrpQueue = new Queue(QUEUE_NAMES.lrp, { connection: s.redis, prefix: s.settings.queuePrefix });

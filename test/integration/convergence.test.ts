@@ -192,7 +192,7 @@ describe('a worker killed mid-job', () => {
   });
 
   const spawnWorker = (): ChildProcess => {
-    const child = spawnWorkerProcess(s, join(dir, 'kubeconfig'), { OPI_SYNC_INTERVAL_MS: '60000' });
+    const child = spawnWorkerProcess(s, join(dir, 'kubeconfig'), { OPI_RESYNC_INTERVAL_MS: '60000' });
     children.push(child);
     return child;
   };

@@ -739,6 +739,20 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
       annotatePod: (k) => k.annotatePod(ns, 'x', { a: 'b' }),
       listEvents: (k) => k.listEvents(ns),
       getNamespace: (k) => k.getNamespace(ns),
+      // One stream of each watched kind, stopped once it is open: the report comes when it ends.
+      watch: async (k) => {
+        for (const resource of ['deployments', 'pods', 'jobs'] as const) {
+          const w = k.watch(resource, ns, { timeoutSeconds: 5 }, () => undefined);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          w.stop();
+          await w.done;
+        }
+      },
+      getLease: (k) => k.getLease(ns, 'x'),
+      createLease: (k) =>
+        k.createLease(ns, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...named }),
+      replaceLease: (k) =>
+        k.replaceLease(ns, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...named }),
     };
     expect(Object.keys(exercise).sort()).toEqual([...methods].sort());
     const calls: KubeCallReport[] = [];

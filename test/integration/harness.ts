@@ -49,7 +49,11 @@ export async function startService(
     PORT: '0',
     REDIS_URL: redisUrl,
     OPI_QUEUE_PREFIX: prefix,
-    OPI_SYNC_INTERVAL_MS: '500',
+    OPI_RESYNC_INTERVAL_MS: '500',
+    // A worker that dies without releasing the Lease is replaced within seconds, not 15 s.
+    OPI_LEASE_DURATION_MS: '3000',
+    OPI_LEASE_RENEW_DEADLINE_MS: '2000',
+    OPI_LEASE_RETRY_PERIOD_MS: '500',
     OPI_JOB_LOCK_MS: '2000',
     OPI_WORKER_CONCURRENCY: '8',
     OPI_SHUTDOWN_TIMEOUT_MS: '2000',

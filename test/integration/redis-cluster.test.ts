@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { type Cluster, Redis } from 'ioredis';
 import { SettingsError, hashTag, parseSettings } from '@opi/config';
 import { JobProducer, createRedis, producerConnection } from '@opi/queue';
-import { StateStore, TaskStore } from '@opi/state';
+import { CacheWriter, StateStore, TaskStore } from '@opi/state';
 import * as SCRIPTS from '../../libs/state/src/scripts.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
 import { sampleStaging, sampleTask } from '../../libs/translation/src/job.fixture.js';
@@ -190,14 +190,14 @@ describeWithRedis('on a Redis Cluster with the prefix {opi}', () => {
       // EXPIRE_IF_UNCHANGED.
       await store.confirmStopped('pg-b', stopped.generation);
       expect(await redis.ttl(store.keys.lrp('pg-b'))).toBeGreaterThan(0);
-      // MULTI: DEL, HSET, RENAME of two keys, HSET.
+      // The cache writer's fenced scripts: claim, hash writes, a snapshot renamed over the hash.
       const cached = { assignments: { 'web-0': 0 }, instances: [] };
-      await store.writeCache(new Map([['pg-a', cached]]), {
-        syncedAt: 1,
-        durationMs: 2,
-        deployments: 1,
-        pods: 1,
-      });
+      const writer = new CacheWriter(redis, prefix);
+      await writer.claim(1);
+      await writer.putInstances(1, [['pg-x', '{}']]);
+      const snapshot = writer.snapshot(1);
+      await snapshot.add('pg-a', JSON.stringify(cached));
+      await snapshot.commit({ syncedAt: '1' });
       // Pipeline of a GET and an HGET.
       expect(await store.lrpWithInstances('pg-a')).toMatchObject({ record: { state: 'desired' }, cached });
       // SET NX, the compare-and-extend script (a third of the lifetime in), then the compare-and-delete.

@@ -155,7 +155,14 @@ describe('task reports and records under faults', () => {
     const { deps, guid } = await setUp(kube);
     await redis.del(deps.tasks.keys.task(guid));
     await redis.srem(deps.tasks.keys.tasks, guid);
-    await syncJobs(deps, []);
+    // The sync's view of the Jobs, as the cache writer's watch holds them.
+    const jobs = (await kube.listJobs(undefined)).items;
+    await syncJobs(deps, {
+      deployments: () => [],
+      jobs: () => jobs,
+      podsOfJob: () => [],
+      rewriteInstances: () => Promise.resolve({ pods: 0 }),
+    });
     expect(await deps.tasks.unreportedTaskGuids()).toContain(guid);
     const rec = await deps.tasks.getTask(guid);
     expect(rec?.task.completionCallback).toBe(`${cc.url}/internal/v4/tasks/${guid}/completed`);

@@ -634,7 +634,7 @@ describe('registry passwords', () => {
     const settings = settingsFor({
       OPI_API_TOKENS: TOKENS[0] ?? '',
       OPI_NAMESPACE: NAMESPACE,
-      OPI_SYNC_INTERVAL_MS: '500',
+      OPI_RESYNC_INTERVAL_MS: '500',
       OPI_METRICS_PORT: '0',
       OPI_DASHBOARD_USERNAME: DASH.user,
       OPI_DASHBOARD_PASSWORD: DASH.password,

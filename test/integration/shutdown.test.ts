@@ -30,7 +30,7 @@ it('serves on the simulated cluster, then exits 0 on SIGTERM', async () => {
       PORT: '0',
       OPI_QUEUE_PREFIX: prefix,
       LOG_LEVEL: 'info',
-      OPI_SYNC_INTERVAL_MS: '500',
+      OPI_RESYNC_INTERVAL_MS: '500',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -20,7 +20,7 @@ import {
 } from '@opi/kube';
 import { createLogger } from '@opi/logging';
 import { JobProducer, QUEUE_NAMES, workerConnection } from '@opi/queue';
-import { StateStore, TaskStore } from '@opi/state';
+import { CacheWriter, StateStore, TaskStore } from '@opi/state';
 import {
   ANNOTATION_DESIRED_LRP,
   ANNOTATION_LAST_UPDATED,
@@ -37,6 +37,10 @@ import {
   type RunningWorkers,
   convergeLrp,
   startWorkers,
+  ClusterCache,
+  type ClusterView,
+  type SyncReport,
+  onJobChanged,
   syncCluster,
 } from '../../apps/worker/src/index.js';
 import { stopInstance } from '../../apps/worker/src/handlers/stop-instance.js';
@@ -108,6 +112,50 @@ afterAll(async () => {
 });
 
 // --- helpers -----------------------------------------------------------------------------------------------
+
+
+/**
+ * One sync as the cache writer runs it: the cluster watched (a ClusterCache over the env's port, its
+ * first list applied and written), then syncCluster from that view. Stops the watch afterwards.
+ */
+async function syncWatched(e: Env, lockTtlMs: number, slowMs = 0): Promise<SyncReport | undefined> {
+  const token = 1;
+  const writer = new CacheWriter(redis, e.prefix);
+  await writer.claim(token);
+  const cache = new ClusterCache(
+    {
+      kube: e.deps.kube,
+      store: e.store,
+      writer,
+      logger,
+      namespace: e.deps.syncNamespace,
+      reportCrashes: e.deps.ccInternalUrl ? e.producer : undefined,
+      onJob: async (job, pods) => {
+        await onJobChanged(e.deps, job, pods);
+      },
+    },
+    token,
+  );
+  cache.start();
+  try {
+    await cache.settled();
+    // A slow sync: its cache rewrite takes slowMs.
+    const view: ClusterView = {
+      deployments: () => cache.deployments(),
+      jobs: () => cache.jobs(),
+      podsOfJob: (ns, name) => cache.podsOfJob(ns, name),
+      rewriteInstances: async () => {
+        await new Promise((r) => setTimeout(r, slowMs));
+        return cache.rewriteInstances();
+      },
+    };
+    const report = await syncCluster(e.deps, view, lockTtlMs);
+    await cache.settled();
+    return report;
+  } finally {
+    await cache.stop();
+  }
+}
 
 /** A complete LRP of its own (fresh guid and version), in NS. */
 function newLrp(overrides: Partial<DesiredLrp> = {}): DesiredLrp {
@@ -646,7 +694,7 @@ describe('converge-lrp: stale views', () => {
     await convergeLrp(e.deps, lrp.processGuid);
     expect(await deploymentOf(e, lrp)).toBeDefined();
 
-    await expect(syncCluster(e.deps, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 1 });
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 1 });
     expect(await pendingConverges(e.producer)).toEqual([lrp.processGuid]);
     await convergeLrp(e.deps, lrp.processGuid);
     expect(names(e, 'deployments')).toEqual([]);
@@ -669,7 +717,7 @@ describe('converge-lrp: stale views', () => {
     };
     await convergeLrp(e.deps, lrp.processGuid);
 
-    await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
     for (const pg of await pendingConverges(e.producer)) await convergeLrp(e.deps, pg);
     const d = (await deploymentOf(e, lrp))!;
     expect(d.spec!.replicas).toBe(4);
@@ -893,13 +941,11 @@ describe('workers: dispatch through BullMQ', () => {
     expect(stopped.job.returnvalue).toBe('pod web-0 deleted');
     expect(names(e, 'pods')).toEqual([]);
 
-    e.kube.put('pods', NS, pod(lrp, 'web-1', 1, 'running'));
+    // The sync queue is served only by the process that watches the cluster (startSyncWorker).
     await e.producer.syncNow();
-    const cached = await waitFor('the sync job to fill the cache', async () =>
-      (await e.store.cachedInstances(lrp.processGuid)) ? true : undefined,
-    );
-    expect(cached).toBe(true);
-    expect(await cachedIndexes(e.store, lrp.processGuid)).toEqual({ 'web-1': 0 });
+    await new Promise((r) => setTimeout(r, 300));
+    const [sync] = await e.producer.queues[QUEUE_NAMES.sync].getJobs(['waiting', 'active', 'completed']);
+    expect(await sync?.getState()).toBe('waiting');
   });
 });
 
@@ -919,7 +965,7 @@ describe('sync-cluster', () => {
     // Not an LRP pod: ignored.
     e.kube.put('pods', NS, { metadata: { name: 'stranger', labels: { app: 'stranger' } } });
 
-    const report = await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    const report = await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect(report).toMatchObject({ deployments: 2, pods: 4, converging: 0, adopted: 0 });
 
     const cached = await e.store.cachedInstances(lrp.processGuid);
@@ -939,13 +985,13 @@ describe('sync-cluster', () => {
     expect(await e.store.syncMeta()).toMatchObject({ deployments: 2, pods: 4 });
 
     // Again: every pod keeps its index.
-    await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect(await cachedIndexes(e.store, lrp.processGuid)).toEqual({ 'web-c': 0, 'web-a': 1, 'web-b': 2 });
 
     // web-a goes and an older-looking pod comes: the new pod takes the freed index, the others keep theirs.
     await e.kube.deletePod(NS, 'web-a');
     e.kube.put('pods', NS, pod(lrp, 'web-0-new', -5, 'running'));
-    await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect(await cachedIndexes(e.store, lrp.processGuid)).toEqual({ 'web-c': 0, 'web-0-new': 1, 'web-b': 2 });
 
     // A terminating pod is no longer an instance.
@@ -953,7 +999,7 @@ describe('sync-cluster', () => {
       ...pod(lrp, 'web-c', 0, 'running'),
       metadata: { ...pod(lrp, 'web-c', 0, 'running').metadata, deletionTimestamp: at(60) },
     });
-    await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect(await cachedIndexes(e.store, lrp.processGuid)).toEqual({ 'web-0-new': 1, 'web-b': 2 });
   });
 
@@ -964,18 +1010,18 @@ describe('sync-cluster', () => {
     const fine = newLrp({ appName: 'fine' });
     for (const l of [gone, behind, fine]) await desireAndConverge(e, l);
 
-    await expect(syncCluster(e.deps, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 0 });
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 0 });
     expect(await pendingConverges(e.producer)).toEqual([]);
 
     await e.kube.deleteDeployment(NS, workloadName(gone));
     await e.store.update(behind.processGuid, { instances: 7, annotation: 'not yet converged' });
-    await expect(syncCluster(e.deps, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 2 });
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 2 });
     expect(await pendingConverges(e.producer)).toEqual([gone.processGuid, behind.processGuid].sort());
 
     // Once converged, the next sync finds nothing to do.
     await convergeLrp(e.deps, gone.processGuid);
     await convergeLrp(e.deps, behind.processGuid);
-    await expect(syncCluster(e.deps, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 0 });
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 0 });
     expect(await deploymentOf(e, gone)).toBeDefined();
     expect((await deploymentOf(e, behind))!.spec!.replicas).toBe(7);
   });
@@ -996,7 +1042,7 @@ describe('sync-cluster', () => {
     await redis.hdel(e.store.keys.sched, original.processGuid);
     expect((await schedulingInfos(e.store)).has(original.processGuid)).toBe(false);
 
-    await expect(syncCluster(e.deps, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ adopted: 1 });
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ adopted: 1 });
 
     const record = await e.store.get(original.processGuid);
     expect(record?.state).toBe('desired');
@@ -1020,7 +1066,7 @@ describe('sync-cluster', () => {
     await redis.hdel(e.store.keys.sched, original.processGuid);
     await e.kube.deleteSecret(NS, registrySecretName(original));
 
-    await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
     const { registry: _r, ...withoutRegistry } = original;
     const record = await e.store.get(original.processGuid);
     expect(record?.state === 'desired' ? record.lrp : undefined).toEqual(withoutRegistry);
@@ -1034,7 +1080,7 @@ describe('sync-cluster', () => {
     await desireAndConverge(e, other);
     await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
 
-    await expect(syncCluster(e.deps, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 1, adopted: 0 });
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 1, adopted: 0 });
     let infos = await schedulingInfos(e.store);
     expect(infos.get(lrp.processGuid)).toBe(lrp.annotation);
     expect(infos.get(other.processGuid)).toBe(other.annotation);
@@ -1043,7 +1089,7 @@ describe('sync-cluster', () => {
     expect((await e.store.get(lrp.processGuid))?.state).toBe('stopped');
 
     await convergeLrp(e.deps, lrp.processGuid);
-    await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
     infos = await schedulingInfos(e.store);
     expect(infos.has(lrp.processGuid)).toBe(false);
     expect(infos.get(other.processGuid)).toBe(other.annotation);
@@ -1052,19 +1098,16 @@ describe('sync-cluster', () => {
   it('runs one sync at a time', async () => {
     const e = newEnv();
     await desireAndConverge(e, newLrp());
-    const results = await Promise.all([
-      syncCluster(e.deps, SYNC_LOCK_TTL_MS),
-      syncCluster(e.deps, SYNC_LOCK_TTL_MS),
-    ]);
+    const results = await Promise.all([syncWatched(e, SYNC_LOCK_TTL_MS), syncWatched(e, SYNC_LOCK_TTL_MS)]);
     expect(results.filter((r) => r === undefined)).toHaveLength(1);
     expect(results.filter((r) => r !== undefined)).toHaveLength(1);
 
     // Held elsewhere: skipped; released: runs.
     const release = await e.store.tryLockSync('another-worker', SYNC_LOCK_TTL_MS);
     expect(release).toBeDefined();
-    await expect(syncCluster(e.deps, SYNC_LOCK_TTL_MS)).resolves.toBeUndefined();
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toBeUndefined();
     await release!();
-    await expect(syncCluster(e.deps, SYNC_LOCK_TTL_MS)).resolves.toBeDefined();
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toBeDefined();
   });
 
   it('holds the sync lock for as long as its sync runs, and frees a dead holder’s soon', async () => {
@@ -1073,18 +1116,17 @@ describe('sync-cluster', () => {
     const e = newEnv(kube);
     await desireAndConverge(e, newLrp());
     // A sync three lock lifetimes long: the lock is extended while it runs.
-    kube.before.listDeployments = () => new Promise((r) => setTimeout(r, 3 * ttlMs));
-    const slow = syncCluster(e.deps, ttlMs);
+    const slow = syncWatched(e, ttlMs, 3 * ttlMs);
     await new Promise((r) => setTimeout(r, 2 * ttlMs));
-    await expect(syncCluster(e.deps, ttlMs)).resolves.toBeUndefined();
+    await expect(syncWatched(e, ttlMs)).resolves.toBeUndefined();
     await expect(slow).resolves.toBeDefined();
     expect(await redis.exists(e.store.keys.syncLock)).toBe(0);
 
     // A worker killed mid-sync leaves its lock behind, never extended: the sync runs once it lapses.
     await redis.set(e.store.keys.syncLock, 'killed-worker', 'PX', ttlMs);
-    await expect(syncCluster(e.deps, ttlMs)).resolves.toBeUndefined();
+    await expect(syncWatched(e, ttlMs)).resolves.toBeUndefined();
     await new Promise((r) => setTimeout(r, ttlMs + 100));
-    await expect(syncCluster(e.deps, ttlMs)).resolves.toBeDefined();
+    await expect(syncWatched(e, ttlMs)).resolves.toBeDefined();
   });
 
   it('does not hide an LRP desired again while the sync runs', async () => {
@@ -1099,9 +1141,9 @@ describe('sync-cluster', () => {
     kube.before.listDeployments = async () => {
       await e.store.desire({ ...lrp, annotation: 'restarted' });
     };
-    await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect((await schedulingInfos(e.store)).get(lrp.processGuid)).toBe('restarted');
-    await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect((await schedulingInfos(e.store)).get(lrp.processGuid)).toBe('restarted');
 
     // Likewise while the old Deployment is still there: the new desire's entry is not overwritten.
@@ -1111,7 +1153,7 @@ describe('sync-cluster', () => {
     kube.before.listDeployments = async () => {
       await e.store.desire({ ...second, annotation: 'second restarted' });
     };
-    await syncCluster(e.deps, SYNC_LOCK_TTL_MS);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect((await schedulingInfos(e.store)).get(second.processGuid)).toBe('second restarted');
   });
 });

@@ -116,7 +116,7 @@ export async function startApi(
     },
     apiTokens: settings.security.apiTokens,
     separateAdmin: adminPort !== undefined,
-    health: { redis, store, syncIntervalMs: settings.syncIntervalMs, logger },
+    health: { redis, store, logger },
     metrics,
     ...(settings.dashboard
       ? {

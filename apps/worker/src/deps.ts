@@ -4,6 +4,7 @@ import type { Logger } from '@opi/logging';
 import type { JobProducer } from '@opi/queue';
 import type { CallbackClient } from '@opi/callbacks';
 import type { StateStore, TaskStore } from '@opi/state';
+import type { ClusterView } from './cache/cluster-cache.js';
 
 export interface HandlerDeps {
   store: StateStore;
@@ -20,4 +21,6 @@ export interface HandlerDeps {
   staging: { recipeImage: string; insecureRegistries: string[] };
   /** Finished Jobs that CC has been told of are deleted after this long. */
   finishedJobTtlSeconds: number;
+  /** The watched cluster, in the process that holds the cache writer's Lease (the sync reads it). */
+  cluster?: ClusterView | undefined;
 }

@@ -3,3 +3,6 @@ export * from './workers.js';
 export { convergeLrp } from './handlers/converge-lrp.js';
 export { syncCluster } from './handlers/sync-cluster.js';
 export * from './start.js';
+export * from './cache/index.js';
+export { onJobChanged } from './handlers/sync-jobs.js';
+export type { SyncReport } from './handlers/sync-cluster.js';

@@ -1,6 +1,7 @@
 /**
  * The worker's own small HTTP server (OPI_METRICS_PORT on HOST): /metrics for Prometheus, /healthz (the
- * BullMQ workers run) and /readyz (Redis answers a PING, Kubernetes answers a cheap read). node:http
+ * BullMQ workers run) and /readyz (Redis answers a PING, Kubernetes a cheap read, the cluster's watches
+ * are listed and running: cache/watch-health.ts). node:http
  * rather than Express: three fixed GET routes, and nothing else in the worker speaks HTTP.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
@@ -19,6 +20,8 @@ export interface MetricsServerDeps {
   kube: Pick<KubernetesPort, 'getNamespace'>;
   /** Read by the readiness check: one small GET that needs a reachable, authorised apiserver. */
   namespace: string;
+  /** The watches' health (cache/watch-health.ts): resolves when every kind is listed and watched. */
+  watches?: () => Promise<string>;
   logger: Logger;
 }
 
@@ -49,6 +52,7 @@ export function metricsHandler(deps: MetricsServerDeps): (req: IncomingMessage, 
             : `reachable; namespace ${deps.namespace} does not exist`,
         timeoutMs: READY_KUBE_TIMEOUT_MS,
       },
+      ...(deps.watches ? { watches: { run: deps.watches, timeoutMs: READY_REDIS_TIMEOUT_MS } } : {}),
     });
     const now = report.status === 'ok';
     // Probes are not logged, so say when the answer changes.

@@ -5,13 +5,21 @@ import type { Logger } from '@opi/logging';
 import { type OpiMetrics, createMetrics } from '@opi/metrics';
 import { JobProducer, QUEUE_NAMES, withConvergeInbox, workerConnection } from '@opi/queue';
 import { CallbackClient, loadTls } from '@opi/callbacks';
-import { StateStore, TaskStore } from '@opi/state';
+import { CacheWriter, StateStore, TaskStore } from '@opi/state';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { type CacheLeader, startCacheLeader } from './cache/cache-leader.js';
+import { cacheObserver } from './cache/cache-metrics.js';
+import { checkWatches } from './cache/watch-health.js';
 import { type InboxPump, startInboxPump } from './inbox-pump.js';
 import { type RunningMetricsServer, startMetricsServer } from './metrics-server.js';
+import type { HandlerDeps } from './deps.js';
 import { type RunningWorkers, startWorkers } from './workers.js';
 
 export interface RunningWorker {
   workers: RunningWorkers;
+  /** Whether this process holds the Lease, watches the cluster and writes the cache. */
+  leader: CacheLeader;
   /** Moves the API's converge requests into the lrp queue. */
   pump: InboxPump;
   metrics: OpiMetrics;
@@ -71,6 +79,7 @@ export async function startWorker(
         redis,
         kube,
         namespace: settings.namespace,
+        watches: () => checkWatches(() => store.watchStatus()),
         logger,
       },
       listen.port,
@@ -84,60 +93,74 @@ export async function startWorker(
       connected: () => redis.status === 'ready',
     });
   }
-  const workers = startWorkers(
-    {
-      store,
-      kube,
-      producer,
-      logger,
-      runAsNonRoot: settings.runAsNonRoot,
-      // LRPs may name their own namespace, so by default the sync looks at every namespace; with only a
-      // namespaced Role (k8s/) it must stay in OPI_NAMESPACE, where listing is allowed.
-      syncNamespace: settings.syncAllNamespaces ? undefined : settings.namespace,
-      tasks: new TaskStore(redis, settings.queuePrefix),
-      callbacks: new CallbackClient({ tls: loadTls(settings.cc.tls), timeoutMs: settings.cc.timeoutMs }),
-      ccInternalUrl: settings.cc.internalUrl,
-      staging: settings.staging,
-      finishedJobTtlSeconds: settings.finishedJobTtlSeconds,
-    },
-    {
-      connection: redis,
-      prefix: settings.queuePrefix,
-      concurrency: settings.worker.concurrency,
-      lockMs: settings.worker.lockMs,
-      metrics,
-    },
-  );
+  const deps: HandlerDeps = {
+    store,
+    kube,
+    producer,
+    logger,
+    runAsNonRoot: settings.runAsNonRoot,
+    // LRPs may name their own namespace, so by default the sync looks at every namespace; with only a
+    // namespaced Role (k8s/) it must stay in OPI_NAMESPACE, where listing is allowed.
+    syncNamespace: settings.syncAllNamespaces ? undefined : settings.namespace,
+    tasks: new TaskStore(redis, settings.queuePrefix),
+    callbacks: new CallbackClient({ tls: loadTls(settings.cc.tls), timeoutMs: settings.cc.timeoutMs }),
+    ccInternalUrl: settings.cc.internalUrl,
+    staging: settings.staging,
+    finishedJobTtlSeconds: settings.finishedJobTtlSeconds,
+  };
+  const workerOptions = {
+    connection: redis,
+    prefix: settings.queuePrefix,
+    concurrency: settings.worker.concurrency,
+    lockMs: settings.worker.lockMs,
+    metrics,
+  };
+  const workers = startWorkers(deps, workerOptions);
   started.workers = workers;
+  const leader = startCacheLeader({
+    deps,
+    workerOptions,
+    writer: new CacheWriter(redis, settings.queuePrefix),
+    kube,
+    logger,
+    leaseNamespace: settings.namespace,
+    leaseName: settings.lease.name,
+    identity: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    lease: settings.lease,
+    observer: cacheObserver(metrics),
+  });
   const blocking = redis.duplicate();
   blocking.on('error', (err: Error) => {
     logger.warn({ err: err.message }, 'redis connection error (converge inbox)');
   });
   const pump = startInboxPump({ inbox: store.inbox, blocking, producer, logger });
-  await producer.scheduleSync(settings.syncIntervalMs);
+  await producer.scheduleSync(settings.resyncIntervalMs);
   // The schedule lives in Redis: re-install it now and then, so a Redis that lost its data (a restart
   // without persistence, a flush) gets its sync back without a worker restart.
   const reschedule = setInterval(
     () => {
-      producer.scheduleSync(settings.syncIntervalMs).catch((err: unknown) => {
+      producer.scheduleSync(settings.resyncIntervalMs).catch((err: unknown) => {
         logger.warn({ err }, 'could not re-install the sync schedule');
       });
     },
-    Math.max(5000, settings.syncIntervalMs * 2),
+    Math.min(60_000, Math.max(5000, settings.resyncIntervalMs * 2)),
   );
   reschedule.unref();
   logger.info(
-    { concurrency: settings.worker.concurrency, syncIntervalMs: settings.syncIntervalMs },
+    { concurrency: settings.worker.concurrency, resyncIntervalMs: settings.resyncIntervalMs },
     'workers started',
   );
   return {
     workers,
+    leader,
     pump,
     metrics,
     metricsPort: server?.port,
     close: async () => {
       clearInterval(reschedule);
       await pump.close();
+      // First: the Lease is released so another worker takes over the watch at once.
+      await leader.close();
       await workers.close(settings.shutdownTimeoutMs);
       await server?.close();
       unwatch();

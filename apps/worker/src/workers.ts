@@ -43,8 +43,11 @@ type Handlers = {
 const HANDLERS: Handlers = {
   convergeLrp: (deps, _o, p) => convergeLrp(deps, p.processGuid, { fresh: p.fresh === true }),
   stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName),
-  syncCluster: async (deps, opts) =>
-    (await syncCluster(deps, opts.lockMs)) ?? 'skipped: another sync is running',
+  syncCluster: async (deps, opts) => {
+    // Only the cache writer consumes the sync queue (startSyncWorker); this guards a miswiring.
+    if (!deps.cluster) throw new Error('the sync runs only where the cluster is watched');
+    return (await syncCluster(deps, deps.cluster, opts.lockMs)) ?? 'skipped: another sync is running';
+  },
   runTask: (deps, _o, p) => runTask(deps, p.taskGuid),
   cancelTask: (deps, _o, p) => cancelTask(deps, p.taskGuid),
   stage: (deps, _o, p) => stage(deps, p.stagingGuid),
@@ -132,65 +135,63 @@ function durationOf(job: Job): number | undefined {
     : undefined;
 }
 
+const COMMON = (opts: WorkerOptions) => ({
+  connection: opts.connection,
+  prefix: opts.prefix,
+  // A job may stall once on a worker restart (rollout) without being failed.
+  maxStalledCount: 2,
+  lockDuration: opts.lockMs,
+  stalledInterval: opts.lockMs,
+});
+
+/** One BullMQ worker on `queue`, its jobs dispatched, logged and counted. */
+function queueWorker(queue: string, deps: HandlerDeps, opts: WorkerOptions, concurrency: number): Worker {
+  const w = new Worker(queue, (job) => dispatch(deps, opts, job), { ...COMMON(opts), concurrency });
+  w.on('failed', (job, err) => {
+    deps.logger.warn({ ...identity(job), attemptsMade: job?.attemptsMade, err: err.message }, 'job failed');
+    if (job && opts.metrics) observeFailed(opts.metrics, w.name, job, err);
+  });
+  w.on('completed', (job, result) => {
+    // One line per job, with what it was about, so an app can be followed from the API to here.
+    const line = {
+      ...identity(job),
+      attemptsMade: job.attemptsMade,
+      durationMs: durationOf(job),
+      result: result as unknown,
+    };
+    if (job.name === JOBS.syncCluster.name) deps.logger.debug(line, 'job done');
+    else deps.logger.info(line, 'job done');
+    if (opts.metrics) observeCompleted(opts.metrics, w.name, job, result);
+  });
+  w.on('error', (err) => {
+    deps.logger.error({ err }, 'worker error');
+  });
+  return w;
+}
+
+/** Closes workers within the grace period; past it, leaves their jobs to stall and be taken again. */
+export async function closeWorkers(workers: readonly Worker[], timeoutMs: number): Promise<void> {
+  const graceful = Promise.all(workers.map((w) => w.close()));
+  const timer = new Promise<'timeout'>((resolve) => {
+    setTimeout(() => {
+      resolve('timeout');
+    }, timeoutMs).unref();
+  });
+  if ((await Promise.race([graceful, timer])) === 'timeout')
+    await Promise.all(workers.map((w) => w.close(true)));
+}
+
+/** The lrp, task and callback queues' workers; the sync's runs only in the cache writer (startSyncWorker). */
 export function startWorkers(deps: HandlerDeps, opts: WorkerOptions): RunningWorkers {
-  const common = {
-    connection: opts.connection,
-    prefix: opts.prefix,
-    // A job may stall once on a worker restart (rollout) without being failed.
-    maxStalledCount: 2,
-    lockDuration: opts.lockMs,
-    stalledInterval: opts.lockMs,
-  };
-  const lrp = new Worker(QUEUE_NAMES.lrp, (job) => dispatch(deps, opts, job), {
-    ...common,
-    concurrency: opts.concurrency,
-  });
-  const sync = new Worker(QUEUE_NAMES.sync, (job) => dispatch(deps, opts, job), {
-    ...common,
-    concurrency: 1,
-  });
-  const task = new Worker(QUEUE_NAMES.task, (job) => dispatch(deps, opts, job), {
-    ...common,
-    concurrency: opts.concurrency,
-  });
-  const callback = new Worker(QUEUE_NAMES.callback, (job) => dispatch(deps, opts, job), {
-    ...common,
-    concurrency: opts.concurrency,
-  });
-  const workers = [lrp, sync, task, callback];
-  for (const w of workers) {
-    w.on('failed', (job, err) => {
-      deps.logger.warn({ ...identity(job), attemptsMade: job?.attemptsMade, err: err.message }, 'job failed');
-      if (job && opts.metrics) observeFailed(opts.metrics, w.name, job, err);
-    });
-    w.on('completed', (job, result) => {
-      // One line per job, with what it was about, so an app can be followed from the API to here.
-      const line = {
-        ...identity(job),
-        attemptsMade: job.attemptsMade,
-        durationMs: durationOf(job),
-        result: result as unknown,
-      };
-      if (job.name === JOBS.syncCluster.name) deps.logger.debug(line, 'job done');
-      else deps.logger.info(line, 'job done');
-      if (opts.metrics) observeCompleted(opts.metrics, w.name, job, result);
-    });
-    w.on('error', (err) => {
-      deps.logger.error({ err }, 'worker error');
-    });
-  }
-  return {
-    workers,
-    close: async (timeoutMs) => {
-      // Finish active jobs within the grace period; past it, leave them to stall and be taken again.
-      const graceful = Promise.all(workers.map((w) => w.close()));
-      const timer = new Promise<'timeout'>((resolve) => {
-        setTimeout(() => {
-          resolve('timeout');
-        }, timeoutMs).unref();
-      });
-      if ((await Promise.race([graceful, timer])) === 'timeout')
-        await Promise.all(workers.map((w) => w.close(true)));
-    },
-  };
+  const workers = [
+    queueWorker(QUEUE_NAMES.lrp, deps, opts, opts.concurrency),
+    queueWorker(QUEUE_NAMES.task, deps, opts, opts.concurrency),
+    queueWorker(QUEUE_NAMES.callback, deps, opts, opts.concurrency),
+  ];
+  return { workers, close: (timeoutMs) => closeWorkers(workers, timeoutMs) };
+}
+
+/** The sync queue's worker, for the process that watches the cluster (`deps.cluster`), one job at a time. */
+export function startSyncWorker(deps: HandlerDeps, opts: WorkerOptions): Worker {
+  return queueWorker(QUEUE_NAMES.sync, deps, opts, 1);
 }

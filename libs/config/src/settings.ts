@@ -68,7 +68,7 @@ const schema = z.object({
   /** Set by Kubernetes in every pod: the in-cluster configuration is available. */
   KUBERNETES_SERVICE_HOST: z.string().optional(),
   OPI_NAMESPACE: z.string().regex(DNS_LABEL_RE, 'must be a DNS-1123 label').default('cf-workloads'),
-  /** false: the sync lists workloads in OPI_NAMESPACE only, so a namespaced Role suffices (k8s/). */
+  /** false: workloads are watched in OPI_NAMESPACE only, so a namespaced Role suffices (k8s/). */
   OPI_SYNC_ALL_NAMESPACES: bool.default(true),
   /** Namespaces a request may name besides OPI_NAMESPACE: comma-separated DNS labels, or `*` for any. */
   OPI_ALLOWED_NAMESPACES: z
@@ -90,7 +90,14 @@ const schema = z.object({
     .max(64)
     .regex(/^[^:\s]+$/, 'must not contain ":" or spaces')
     .default('opi'),
-  OPI_SYNC_INTERVAL_MS: int(500, 3_600_000).default(5000),
+  /** How often the sync reconciles drift from the watched state (the cache itself follows the watch). */
+  OPI_RESYNC_INTERVAL_MS: int(500, 24 * 3_600_000).default(600_000),
+  /** The Lease (in OPI_NAMESPACE) whose holder watches the cluster and writes the cache. */
+  OPI_LEASE_NAME: z.string().regex(DNS_LABEL_RE, 'must be a DNS-1123 label').default('opi-cache-writer'),
+  /** The Lease's duration, renew deadline and retry period (client-go's 15 s, 10 s, 2 s). */
+  OPI_LEASE_DURATION_MS: int(1000, 600_000).default(15_000),
+  OPI_LEASE_RENEW_DEADLINE_MS: int(500, 600_000).default(10_000),
+  OPI_LEASE_RETRY_PERIOD_MS: int(100, 60_000).default(2000),
   OPI_WORKER_CONCURRENCY: int(1, 1000).default(16),
   OPI_JOB_ATTEMPTS: int(1, 100).default(10),
   /** A job whose worker stops renewing its lock for this long is taken again by another worker. */
@@ -153,10 +160,12 @@ export interface Settings {
   namespace: string;
   /** Namespaces requests may name besides `namespace`; 'any': every one. */
   allowedNamespaces: readonly string[] | 'any';
-  /** Whether the sync lists every namespace (needs cluster-wide list rights) or only `namespace`. */
+  /** Whether the service watches every namespace (needs cluster-wide rights) or only `namespace`. */
   syncAllNamespaces: boolean;
   queuePrefix: string;
-  syncIntervalMs: number;
+  /** The sync's period: drift reconciled from the watched state. */
+  resyncIntervalMs: number;
+  lease: { name: string; durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   worker: { concurrency: number; attempts: number; lockMs: number };
   runAsNonRoot: boolean;
   dropletRegistry: string;
@@ -286,7 +295,13 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
     syncAllNamespaces: e.OPI_SYNC_ALL_NAMESPACES,
     allowedNamespaces: e.OPI_ALLOWED_NAMESPACES[0] === '*' ? 'any' : e.OPI_ALLOWED_NAMESPACES,
     queuePrefix: e.OPI_QUEUE_PREFIX,
-    syncIntervalMs: e.OPI_SYNC_INTERVAL_MS,
+    resyncIntervalMs: e.OPI_RESYNC_INTERVAL_MS,
+    lease: {
+      name: e.OPI_LEASE_NAME,
+      durationMs: e.OPI_LEASE_DURATION_MS,
+      renewDeadlineMs: e.OPI_LEASE_RENEW_DEADLINE_MS,
+      retryPeriodMs: e.OPI_LEASE_RETRY_PERIOD_MS,
+    },
     worker: {
       concurrency: e.OPI_WORKER_CONCURRENCY,
       attempts: e.OPI_JOB_ATTEMPTS,

@@ -17,6 +17,9 @@
  *   (KubeConfig.applySecurityAuthentication), so every call paid a TCP and TLS handshake. The HTTP
  *   library swaps it for one keep-alive agent per distinct set of TLS options (a rotated client
  *   certificate gets a new agent).
+ * - Watches do not go through client-node's `Watch` (see watch-stream.ts) nor take a concurrency slot:
+ *   they live for minutes. They take the kubeconfig's credentials per stream (applyToFetchOptions) and
+ *   a connection of their own from the same kept-alive agents.
  */
 import { createHash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
@@ -24,6 +27,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import {
   AppsV1Api,
   BatchV1Api,
+  CoordinationV1Api,
   CoreV1Api,
   IsomorphicFetchHttpLibrary,
   type KubeConfig,
@@ -43,6 +47,7 @@ import type {
   Deployment,
   Job,
   KubeObject,
+  Lease,
   Namespace,
   Pod,
   PodDisruptionBudget,
@@ -56,13 +61,19 @@ import {
   type ListResult,
   type PatchResult,
   type Select,
+  type WatchEvent,
+  type WatchHandle,
+  type WatchOptions,
+  type Watched,
+  type WatchedResource,
 } from './port.js';
 import { Semaphore } from './semaphore.js';
+import { openWatchStream } from './watch-stream.js';
 
 /** Kubernetes' own verb names (as in apiserver metrics); `update` is a replace (PUT). */
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-export type KubeVerb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete';
+export type KubeVerb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'delete' | 'watch';
 
 export interface KubeCallReport {
   verb: KubeVerb;
@@ -70,7 +81,10 @@ export interface KubeCallReport {
   resource: string;
   /** The HTTP status, or 'error' when no answer arrived (network failure, time-out). */
   status: number | 'error';
-  /** Time on the wire, not counting the wait for a concurrency slot. One report per page of a list. */
+  /**
+   * Time on the wire, not counting the wait for a concurrency slot. One report per page of a list; one
+   * per watch, when its stream ended (status 200 however it ended, once the server accepted it).
+   */
   durationMs: number;
 }
 
@@ -87,6 +101,16 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 32;
 /** A list whose continue token expired (410) restarts from its first page at most this often. */
 const LIST_RESTARTS = 2;
+/** A watch's client deadline beyond the server's timeoutSeconds, and without one (see WatchOptions). */
+const WATCH_DEADLINE_GRACE_MS = 30_000;
+const WATCH_DEFAULT_DEADLINE_MS = 30 * 60_000;
+
+/** The collection path of each watched kind, by API group and version. */
+const WATCH_PATHS: Record<WatchedResource, string> = {
+  deployments: '/apis/apps/v1',
+  pods: '/api/v1',
+  jobs: '/apis/batch/v1',
+};
 
 /** What the generated `…WithHttpInfo` calls resolve to; the body is our buffered copy. */
 interface Answer {
@@ -234,11 +258,14 @@ export class ClientNodeKubernetes implements KubernetesPort {
   private readonly secrets: Operations<Secret>;
   private readonly pdbs: Operations<PodDisruptionBudget>;
   private readonly jobs: Operations<Job>;
+  private readonly leases: Operations<Lease>;
+  private readonly kc: KubeConfig;
   private readonly apps: AppsV1Api;
   private readonly batch: BatchV1Api;
 
   constructor(connection: KubeConnection | KubeConfig, options: ClientNodeKubernetesOptions = {}) {
     const kc = clientNodeConfig(connection);
+    this.kc = kc;
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
@@ -255,6 +282,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
     const apps = new AppsV1Api(configuration);
     const batch = new BatchV1Api(configuration);
     const policy = new PolicyV1Api(configuration);
+    const coordination = new CoordinationV1Api(configuration);
     this.core = core;
     this.apps = apps;
     this.batch = batch;
@@ -297,6 +325,15 @@ export class ClientNodeKubernetes implements KubernetesPort {
         batch.replaceNamespacedJobWithHttpInfo({ namespace, name, body: body(o) }),
       remove: (namespace, name) =>
         batch.deleteNamespacedJobWithHttpInfo({ namespace, name, propagationPolicy }),
+    };
+    this.leases = {
+      resource: 'leases',
+      read: (namespace, name) => coordination.readNamespacedLeaseWithHttpInfo({ namespace, name }),
+      create: (namespace, o) => coordination.createNamespacedLeaseWithHttpInfo({ namespace, body: body(o) }),
+      replace: (namespace, name, o) =>
+        coordination.replaceNamespacedLeaseWithHttpInfo({ namespace, name, body: body(o) }),
+      remove: (namespace, name) =>
+        coordination.deleteNamespacedLeaseWithHttpInfo({ namespace, name, propagationPolicy }),
     };
   }
 
@@ -448,17 +485,23 @@ export class ClientNodeKubernetes implements KubernetesPort {
     );
   }
 
-  async listJobs(
+  async listJobs<U = Stored<Job>>(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
-  ): Promise<ListResult<Stored<Job>>> {
-    const result = await this.list('jobs', namespace, pageSize, (page) =>
-      namespace === undefined
-        ? this.batch.listJobForAllNamespacesWithHttpInfo({ ...page, labelSelector })
-        : this.batch.listNamespacedJobWithHttpInfo({ ...page, namespace, labelSelector }),
+    select?: Select<Stored<Job>, U>,
+  ): Promise<ListResult<U>> {
+    const result = await this.list(
+      'jobs',
+      namespace,
+      pageSize,
+      (page) =>
+        namespace === undefined
+          ? this.batch.listJobForAllNamespacesWithHttpInfo({ ...page, labelSelector })
+          : this.batch.listNamespacedJobWithHttpInfo({ ...page, namespace, labelSelector }),
+      select as Select<unknown, unknown> | undefined,
     );
-    return result as ListResult<Stored<Job>>;
+    return result as ListResult<U>;
   }
 
   private async annotate<A extends Answer>(
@@ -508,6 +551,75 @@ export class ClientNodeKubernetes implements KubernetesPort {
       if (httpStatusOf(e) === 404) return undefined;
       throw classify(e, ctx);
     }
+  }
+
+  // --- Watches ------------------------------------------------------------------------------------------
+
+  watch<R extends WatchedResource>(
+    resource: R,
+    namespace: string | undefined,
+    options: WatchOptions,
+    onEvent: (event: WatchEvent<Watched[R]>) => void,
+  ): WatchHandle {
+    const ctx = { verb: 'watch', resource, namespace } as const;
+    const { timeoutSeconds } = options;
+    const deadlineMs =
+      options.deadlineMs ??
+      (timeoutSeconds !== undefined
+        ? timeoutSeconds * 1000 + WATCH_DEADLINE_GRACE_MS
+        : WATCH_DEFAULT_DEADLINE_MS);
+    const refuse = (message: string): WatchHandle => ({
+      done: Promise.reject(invalidArgument(message, `watch ${resource}`)),
+      stop: () => undefined,
+    });
+    if (timeoutSeconds !== undefined && !(Number.isInteger(timeoutSeconds) && timeoutSeconds >= 0)) {
+      return refuse(`timeoutSeconds must be an integer ≥ 0, not ${timeoutSeconds}`);
+    }
+    if (!(deadlineMs > 0)) return refuse(`deadlineMs must be > 0, not ${deadlineMs}`);
+    const query = new URLSearchParams({ watch: 'true' });
+    if (options.labelSelector) query.set('labelSelector', options.labelSelector);
+    if (options.resourceVersion) query.set('resourceVersion', options.resourceVersion);
+    if (options.allowWatchBookmarks) query.set('allowWatchBookmarks', 'true');
+    if (timeoutSeconds !== undefined) query.set('timeoutSeconds', String(timeoutSeconds));
+    const scope = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
+    const path = `${WATCH_PATHS[resource]}${scope}/${resource}?${query.toString()}`;
+    return openWatchStream({
+      context: ctx,
+      deadlineMs,
+      onEvent: onEvent as (event: unknown) => void,
+      onEnd: (status, durationMs) => {
+        this.report({ verb: 'watch', resource, status, durationMs });
+      },
+      prepare: async () => {
+        const cluster = this.kc.getCurrentCluster();
+        if (!cluster) throw new Error('the kubeconfig has no current cluster');
+        // The kubeconfig's credentials as client-node applies them (token, client certificate, exec).
+        const init = await this.kc.applyToFetchOptions({});
+        const headers: Record<string, string> = {};
+        const given = init.headers as { forEach?(f: (value: string, key: string) => void): void } | undefined;
+        given?.forEach?.((value, key) => {
+          headers[key] = value;
+        });
+        const agent = init.agent;
+        return {
+          url: new URL(`${cluster.server}${path}`),
+          headers,
+          agent: agent instanceof HttpAgent ? this.agents.reuse(agent) : undefined,
+        };
+      },
+    });
+  }
+
+  // --- Leases --------------------------------------------------------------------------------------------
+
+  getLease(namespace: string, name: string): Promise<Stored<Lease> | undefined> {
+    return this.get(this.leases, namespace, name);
+  }
+  createLease(namespace: string, lease: Lease): Promise<Stored<Lease>> {
+    return this.create(this.leases, namespace, lease);
+  }
+  replaceLease(namespace: string, lease: Lease): Promise<Stored<Lease>> {
+    return this.replace(this.leases, namespace, lease);
   }
 
   // --- the shared mechanics ------------------------------------------------------------------------------

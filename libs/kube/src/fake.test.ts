@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { AlreadyExistsError, ConflictError, KubeApiError } from './errors.js';
 import { FakeKubernetes } from './fake.js';
 import type { Deployment, Job, Pod, Secret } from './objects.js';
+import type { WatchEvent } from './port.js';
 
 const NS = 'cf-apps';
 
@@ -294,5 +295,140 @@ describe('FakeKubernetes: injected failures', () => {
       k.inject({ verb: 'get', failure });
       expect(await rejection(k.getJob(NS, 'j'))).toMatchObject({ status, transient });
     }
+  });
+});
+
+describe('FakeKubernetes: leases', () => {
+  it('creates, reads and replaces leases, refusing a stale resourceVersion with Conflict', async () => {
+    const k = new FakeKubernetes({ namespaces: [NS] });
+    expect(await k.getLease(NS, 'cache-writer')).toBeUndefined();
+    const spec = { holderIdentity: 'w1', leaseDurationSeconds: 15 };
+    const created = await k.createLease(NS, { metadata: { name: 'cache-writer' }, spec });
+    expect(created).toMatchObject({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', spec });
+    expect(await rejection(k.createLease(NS, { metadata: { name: 'cache-writer' } }))).toBeInstanceOf(
+      AlreadyExistsError,
+    );
+    const renewed = await k.replaceLease(NS, { ...created, spec: { ...spec, holderIdentity: 'w2' } });
+    expect(renewed.spec?.holderIdentity).toBe('w2');
+    expect(Number(renewed.metadata.resourceVersion)).toBeGreaterThan(
+      Number(created.metadata.resourceVersion),
+    );
+    // Another worker that read the first version loses.
+    expect(await rejection(k.replaceLease(NS, created))).toBeInstanceOf(ConflictError);
+    expect((await k.getLease(NS, 'cache-writer'))?.spec?.holderIdentity).toBe('w2');
+  });
+});
+
+describe('FakeKubernetes: watches', () => {
+  type Seen = WatchEvent<{ metadata: { name: string; resourceVersion: string } }>;
+  const brief = (e: Seen) =>
+    e.type === 'ERROR'
+      ? `ERROR ${e.object.code}`
+      : `${e.type} ${'name' in e.object.metadata ? e.object.metadata.name : ''}`;
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('lists the current objects as ADDED, then streams writes and deletes in order', async () => {
+    const k = new FakeKubernetes({ namespaces: [NS, 'other'] });
+    await k.createDeployment(NS, deployment('a'));
+    await k.createDeployment('other', deployment('elsewhere'));
+    const seen: Seen[] = [];
+    const w = k.watch('deployments', NS, {}, (e) => seen.push(e));
+    await tick();
+    const a = await k.getDeployment(NS, 'a');
+    await k.replaceDeployment(NS, { ...a!, spec: { ...a!.spec!, replicas: 3 } });
+    k.setStatus('deployments', NS, 'a', { readyReplicas: 3 });
+    await k.createDeployment(NS, deployment('b'));
+    await k.deleteDeployment(NS, 'a');
+    await tick();
+    expect(seen.map(brief)).toEqual(['ADDED a', 'MODIFIED a', 'MODIFIED a', 'ADDED b', 'DELETED a']);
+    const rvs = seen.map((e) =>
+      Number((e.object as { metadata: { resourceVersion: string } }).metadata.resourceVersion),
+    );
+    expect([...rvs].sort((x, y) => x - y)).toEqual(rvs);
+    expect(k.openWatches).toBe(1);
+    w.stop();
+    await w.done;
+    expect(k.openWatches).toBe(0);
+  });
+
+  it('filters by label selector: leaving it is DELETED, entering it ADDED', async () => {
+    const k = new FakeKubernetes({ namespaces: [NS] });
+    const seen: Seen[] = [];
+    const w = k.watch('pods', undefined, { labelSelector: 'tier=web' }, (e) => seen.push(e));
+    await tick();
+    k.put<Pod>('pods', NS, { metadata: { name: 'p', labels: { tier: 'web' } } });
+    k.put<Pod>('pods', NS, { metadata: { name: 'q', labels: { tier: 'db' } } });
+    k.put<Pod>('pods', NS, { metadata: { name: 'p', labels: { tier: 'db' } } });
+    k.put<Pod>('pods', NS, { metadata: { name: 'q', labels: { tier: 'web' } } });
+    await tick();
+    expect(seen.map(brief)).toEqual(['ADDED p', 'DELETED p', 'ADDED q']);
+    w.stop();
+    await w.done;
+  });
+
+  it('resumes from a resourceVersion, and answers one older than its history with ERROR 410', async () => {
+    const k = new FakeKubernetes({ namespaces: [NS] });
+    await k.createJob(NS, job('j1'));
+    const from = (await k.listJobs(NS)).resourceVersion;
+    await k.createJob(NS, job('j2'));
+    await k.annotateJob(NS, 'j1', { reported: 'true' });
+    const seen: Seen[] = [];
+    const resumed = k.watch('jobs', NS, { resourceVersion: from }, (e) => seen.push(e));
+    await tick();
+    expect(seen.map(brief)).toEqual(['ADDED j2', 'MODIFIED j1']);
+    resumed.stop();
+    k.compact();
+    const expired: Seen[] = [];
+    const old = k.watch('jobs', NS, { resourceVersion: from }, (e) => expired.push(e));
+    await old.done; // the server ends the stream after the ERROR
+    expect(expired).toEqual([
+      { type: 'ERROR', object: expect.objectContaining({ code: 410, reason: 'Expired' }) as unknown },
+    ]);
+  });
+
+  it('ends after timeoutSeconds with a bookmark, and when the server closes its watches', async () => {
+    const k = new FakeKubernetes({ namespaces: [NS] });
+    const seen: Seen[] = [];
+    const w = k.watch('jobs', NS, { timeoutSeconds: 0, allowWatchBookmarks: true }, (e) => seen.push(e));
+    await w.done;
+    expect(seen).toEqual([
+      { type: 'BOOKMARK', object: { metadata: { resourceVersion: k.resourceVersion } } },
+    ]);
+    const a = k.watch('jobs', NS, {}, () => undefined);
+    const b = k.watch('pods', NS, {}, () => undefined);
+    await tick();
+    k.endWatches();
+    await Promise.all([a.done, b.done]);
+    const c = k.watch('pods', NS, {}, () => undefined);
+    await tick();
+    k.endWatches('connection-reset');
+    expect(await rejection(c.done)).toMatchObject({ reason: 'ConnectionReset', transient: true });
+  });
+
+  it('rejects done with what onEvent threw, an injected failure, or a bad selector', async () => {
+    const k = new FakeKubernetes({ namespaces: [NS] });
+    await k.createDeployment(NS, deployment('a'));
+    const boom = new Error('boom');
+    const w = k.watch('deployments', NS, {}, () => {
+      throw boom;
+    });
+    await expect(w.done).rejects.toBe(boom);
+    expect(k.openWatches).toBe(0);
+    k.inject({ verb: 'watch', resource: 'pods', failure: 'forbidden' });
+    expect(await rejection(k.watch('pods', NS, {}, () => undefined).done)).toMatchObject({ status: 403 });
+    expect(
+      await rejection(k.watch('pods', NS, { labelSelector: 'a in (' }, () => undefined).done),
+    ).toMatchObject({ status: 400 });
+    expect(k.calls.filter((c) => c.verb === 'watch')).toHaveLength(3);
+  });
+
+  it('lists jobs through a select function', async () => {
+    const k = new FakeKubernetes({ namespaces: [NS] });
+    await k.createJob(NS, job('j1'));
+    await k.createJob(NS, job('j2'));
+    const names = await k.listJobs(NS, undefined, 1, (j) =>
+      j.metadata.name === 'j2' ? undefined : j.metadata.name,
+    );
+    expect(names.items).toEqual(['j1']);
   });
 });

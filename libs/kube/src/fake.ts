@@ -8,6 +8,12 @@
  *
  * Failures are injected per call with `inject`, before the call takes effect or after it (the answer is
  * lost: the write happened but the caller sees an error, as after a time-out).
+ *
+ * Watches (deployments, pods, jobs) see the fake's own writes, `put` and `setStatus` included, as
+ * ADDED/MODIFIED/DELETED, filtered by namespace and label selector (an object that stops matching is
+ * DELETED, one that starts is ADDED). A watch from a resourceVersion replays the writes since then from
+ * a bounded history; `compact` forgets it, after which such a watch gets an ERROR 410 event and ends.
+ * Events arrive asynchronously, in order. `endWatches` closes the open streams, as a server would.
  */
 import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, ConflictError, KubeApiError } from './errors.js';
@@ -16,6 +22,7 @@ import type {
   Deployment,
   Job,
   KubeObject,
+  Lease,
   Namespace,
   ObjectMeta,
   Pod,
@@ -30,13 +37,18 @@ import {
   type ListResult,
   type PatchResult,
   type Select,
+  type WatchEvent,
+  type WatchHandle,
+  type WatchOptions,
+  type Watched,
+  type WatchedResource,
 } from './port.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 
 export type FakeResource =
-  'deployments' | 'secrets' | 'poddisruptionbudgets' | 'jobs' | 'pods' | 'events' | 'namespaces';
+  'deployments' | 'secrets' | 'poddisruptionbudgets' | 'jobs' | 'pods' | 'events' | 'namespaces' | 'leases';
 
-export type FakeVerb = 'get' | 'list' | 'create' | 'update' | 'delete';
+export type FakeVerb = 'get' | 'list' | 'create' | 'update' | 'delete' | 'watch';
 
 export interface FakeCall {
   verb: FakeVerb;
@@ -113,7 +125,36 @@ const KINDS: Record<FakeResource, Kind> = {
     status: true,
     generation: false,
   },
+  leases: {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    qualified: 'leases.coordination.k8s.io',
+    status: false,
+    generation: false,
+  },
 };
+
+const WATCHED = new Set<FakeResource>(['deployments', 'pods', 'jobs']);
+/** Writes kept for watch resumes; older ones are forgotten as by a compaction. */
+const HISTORY_LIMIT = 1000;
+
+/** One write to a watched kind: the object before (undefined if created) and after (undefined if deleted). */
+interface Change {
+  resource: FakeResource;
+  rv: number;
+  old: AnyStored | undefined;
+  next: AnyStored | undefined;
+}
+
+interface FakeWatch {
+  resource: FakeResource;
+  namespace: string | undefined;
+  labels: ReturnType<typeof parseLabelSelector>;
+  /** The server side ends the stream: queued events are still handed over, then `done` settles. */
+  end(failure?: unknown): void;
+  /** Queues an event; they are handed over on a microtask, in order. */
+  deliver(event: WatchEvent<unknown>): void;
+}
 
 /** The field selectors the API server supports for Events, and where each field lives. */
 const EVENT_FIELDS: Record<string, string> = {
@@ -221,6 +262,10 @@ export class FakeKubernetes implements KubernetesPort {
   private readonly store = new Map<FakeResource, Map<string, AnyStored>>();
   private readonly rules: FailureRule[] = [];
   private rv = 1000;
+  private readonly history: Change[] = [];
+  /** A watch from an older resourceVersion than this is too old (410). */
+  private compactedRv = this.rv;
+  private readonly watches = new Set<FakeWatch>();
 
   constructor(options: FakeKubernetesOptions = {}) {
     for (const r of Object.keys(KINDS) as FakeResource[]) this.store.set(r, new Map());
@@ -270,6 +315,7 @@ export class FakeKubernetes implements KubernetesPort {
       },
     } as AnyStored;
     this.bucket(resource).set(key(namespace, name), stored);
+    this.changed(resource, old, stored);
     return clone(stored) as Stored<T>;
   }
 
@@ -277,8 +323,30 @@ export class FakeKubernetes implements KubernetesPort {
   setStatus(resource: FakeResource, namespace: string | undefined, name: string, newStatus: unknown): void {
     const o = this.bucket(resource).get(key(namespace, name));
     if (!o) throw new Error(`${resource} ${namespace ?? ''}/${name} does not exist`);
+    const old = WATCHED.has(resource) ? clone(o) : undefined;
     o.status = clone(newStatus);
     o.metadata.resourceVersion = this.nextRv();
+    this.changed(resource, old, o);
+  }
+
+  /** Forgets the write history: a watch from a resourceVersion before now gets ERROR 410 Expired. */
+  compact(): void {
+    this.history.length = 0;
+    this.compactedRv = this.rv;
+  }
+
+  /** Ends every open watch, as an API server closing its streams: `done` resolves, or rejects with `failure`. */
+  endWatches(failure?: FakeFailure): void {
+    for (const w of [...this.watches]) {
+      w.end(
+        failure === undefined ? undefined : failureError(failure, { verb: 'watch', resource: w.resource }),
+      );
+    }
+  }
+
+  /** How many watches are open. */
+  get openWatches(): number {
+    return this.watches.size;
   }
 
   /** A snapshot of what is stored, sorted by namespace and name. */
@@ -379,12 +447,13 @@ export class FakeKubernetes implements KubernetesPort {
   ): Promise<PatchResult> {
     return this.annotate('pods', namespace, name, annotations, resourceVersion);
   }
-  listJobs(
+  async listJobs<U = Stored<Job>>(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
-  ): Promise<ListResult<Stored<Job>>> {
-    return this.list('jobs', namespace, { labelSelector, pageSize });
+    select?: Select<Stored<Job>, U>,
+  ): Promise<ListResult<U>> {
+    return selected(await this.list<Job>('jobs', namespace, { labelSelector, pageSize }), select);
   }
   annotateJob(
     namespace: string,
@@ -434,6 +503,133 @@ export class FakeKubernetes implements KubernetesPort {
     return this.get('namespaces', undefined, name);
   }
 
+  getLease(namespace: string, name: string): Promise<Stored<Lease> | undefined> {
+    return this.get('leases', namespace, name);
+  }
+  createLease(namespace: string, lease: Lease): Promise<Stored<Lease>> {
+    return this.create('leases', namespace, lease);
+  }
+  replaceLease(namespace: string, lease: Lease): Promise<Stored<Lease>> {
+    return this.replace('leases', namespace, lease);
+  }
+
+  watch<R extends WatchedResource>(
+    resource: R,
+    namespace: string | undefined,
+    options: WatchOptions,
+    onEvent: (event: WatchEvent<Watched[R]>) => void,
+  ): WatchHandle {
+    let resolveDone!: () => void;
+    let rejectDone!: (e: unknown) => void;
+    const done = new Promise<void>((resolve, reject) => {
+      resolveDone = resolve;
+      rejectDone = reject;
+    });
+    // open: takes events; closing: the server ended it, queued events still go out; closed: settled.
+    let state: 'open' | 'closing' | 'closed' = 'open';
+    let ending: unknown;
+    let timer: NodeJS.Timeout | undefined;
+    let flushing = false;
+    const queue: WatchEvent<unknown>[] = [];
+    const close = (failure?: unknown): void => {
+      if (state === 'closed') return;
+      state = 'closed';
+      clearTimeout(timer);
+      this.watches.delete(w);
+      queue.length = 0;
+      if (failure === undefined) resolveDone();
+      else rejectDone(failure);
+    };
+    const flush = (): void => {
+      if (flushing) return;
+      flushing = true;
+      queueMicrotask(() => {
+        flushing = false;
+        for (let e = queue.shift(); e !== undefined && state !== 'closed'; e = queue.shift()) {
+          try {
+            onEvent(e as WatchEvent<Watched[R]>);
+          } catch (err) {
+            close(err);
+          }
+        }
+        if (state === 'closing') close(ending);
+      });
+    };
+    const w: FakeWatch = {
+      resource,
+      namespace,
+      labels: [],
+      end: (failure) => {
+        if (state !== 'open') return;
+        state = 'closing';
+        ending = failure;
+        clearTimeout(timer);
+        this.watches.delete(w);
+        flush();
+      },
+      deliver: (event) => {
+        if (state !== 'open') return;
+        queue.push(clone(event));
+        flush();
+      },
+    };
+    const start = (): void => {
+      if (state !== 'open') return; // stopped before it started
+      const { before, after } = this.enter({ verb: 'watch', resource, namespace });
+      if (before) throw before;
+      w.labels = parseLabelSelector(options.labelSelector ?? '');
+      const from = options.resourceVersion;
+      if (from === undefined || from === '' || from === '0') {
+        // As the API server: the current objects first, as ADDED.
+        for (const o of this.sorted(resource, namespace)) {
+          if (matchesLabels(w.labels, o.metadata.labels)) w.deliver({ type: 'ADDED', object: o });
+        }
+      } else if (Number(from) < this.compactedRv) {
+        w.deliver({
+          type: 'ERROR',
+          object: {
+            kind: 'Status',
+            code: 410,
+            reason: 'Expired',
+            message: `too old resource version: ${from} (${this.compactedRv})`,
+          },
+        });
+        w.end();
+        return;
+      } else {
+        for (const c of this.history) if (c.rv > Number(from)) this.notify(w, c);
+      }
+      if (after) {
+        w.end(after);
+        return;
+      }
+      this.watches.add(w);
+      if (options.timeoutSeconds !== undefined) {
+        timer = setTimeout(() => {
+          if (options.allowWatchBookmarks) {
+            w.deliver({ type: 'BOOKMARK', object: { metadata: { resourceVersion: this.resourceVersion } } });
+          }
+          w.end();
+        }, options.timeoutSeconds * 1000);
+        timer.unref();
+      }
+    };
+    // A turn of the event loop, as a real request would take; every failure is a rejection of done.
+    queueMicrotask(() => {
+      try {
+        start();
+      } catch (e) {
+        w.end(e);
+      }
+    });
+    return {
+      done,
+      stop: () => {
+        close();
+      },
+    };
+  }
+
   // --- the mechanics -----------------------------------------------------------------------------------
 
   private bucket(resource: FakeResource): Map<string, AnyStored> {
@@ -445,6 +641,38 @@ export class FakeKubernetes implements KubernetesPort {
   private nextRv(): string {
     this.rv += 1;
     return String(this.rv);
+  }
+
+  /** Records a write to a watched kind and tells the open watches. */
+  private changed(resource: FakeResource, old: AnyStored | undefined, next: AnyStored | undefined): void {
+    if (!WATCHED.has(resource)) return;
+    const change: Change = {
+      resource,
+      rv: this.rv,
+      old: old && clone(old),
+      next: next && clone(next),
+    };
+    this.history.push(change);
+    if (this.history.length > HISTORY_LIMIT) {
+      const dropped = this.history.shift();
+      if (dropped) this.compactedRv = dropped.rv;
+    }
+    for (const w of this.watches) this.notify(w, change);
+  }
+
+  /** The event a change is to one watch, if any: a label change in or out of its selector is ADDED/DELETED. */
+  private notify(w: FakeWatch, c: Change): void {
+    const o = c.next ?? c.old;
+    if (w.resource !== c.resource || !o) return;
+    if (w.namespace !== undefined && o.metadata.namespace !== w.namespace) return;
+    const was = c.old !== undefined && matchesLabels(w.labels, c.old.metadata.labels);
+    const is = c.next !== undefined && matchesLabels(w.labels, c.next.metadata.labels);
+    if (is) w.deliver({ type: was ? 'MODIFIED' : 'ADDED', object: c.next });
+    else if (was) {
+      // A deleted object carries the deletion's resourceVersion; one that left the selector, its new one.
+      const gone = c.next ?? { ...c.old, metadata: { ...c.old?.metadata, resourceVersion: String(c.rv) } };
+      w.deliver({ type: 'DELETED', object: gone });
+    }
   }
 
   private sorted(resource: FakeResource, namespace: string | undefined): AnyStored[] {
@@ -546,6 +774,7 @@ export class FakeKubernetes implements KubernetesPort {
       if (resource === 'pods') stored.status = { phase: 'Pending' };
       this.defaults(resource, stored);
       this.bucket(resource).set(key(namespace, name), stored);
+      this.changed(resource, undefined, stored);
       return clone(stored) as Stored<T>;
     });
   }
@@ -625,8 +854,10 @@ export class FakeKubernetes implements KubernetesPort {
         next.metadata.generation = same(old.spec, next.spec) ? generation : generation + 1;
       }
       // A write that changes nothing keeps its resourceVersion, as on the API server.
-      if (!same(old, next)) next.metadata.resourceVersion = this.nextRv();
+      const change = !same(old, next);
+      if (change) next.metadata.resourceVersion = this.nextRv();
       this.bucket(resource).set(key(namespace, name), next);
+      if (change) this.changed(resource, old, next);
       return clone(next) as Stored<T>;
     });
   }
@@ -654,6 +885,7 @@ export class FakeKubernetes implements KubernetesPort {
       if (!o) return 'absent';
       this.bucket(resource).delete(key(namespace, name));
       this.rv += 1;
+      this.changed(resource, o, undefined);
       this.cascade(o.metadata.uid);
       return 'deleted';
     });
@@ -666,6 +898,7 @@ export class FakeKubernetes implements KubernetesPort {
         if (o.metadata.ownerReferences?.some((r) => r.uid === ownerUid)) {
           this.bucket(resource).delete(k);
           this.rv += 1;
+          this.changed(resource, o, undefined);
           this.cascade(o.metadata.uid);
         }
       }

@@ -2,7 +2,19 @@
  * @opi/kube: the Kubernetes port the workers converge the cluster through, its adapter over
  * @kubernetes/client-node (the only place that imports it), and an in-memory fake for worker tests.
  */
-export type { DeleteResult, KubernetesPort, ListResult, PatchResult, Select } from './port.js';
+export type {
+  DeleteResult,
+  KubernetesPort,
+  ListResult,
+  PatchResult,
+  Select,
+  WatchEvent,
+  WatchHandle,
+  WatchOptions,
+  WatchStatus,
+  Watched,
+  WatchedResource,
+} from './port.js';
 export { DEFAULT_PAGE_SIZE } from './port.js';
 export * from './objects.js';
 export {
@@ -38,3 +50,34 @@ export {
   type FakeResource,
   type FakeVerb,
 } from './fake.js';
+export {
+  DEFAULT_ACQUIRE_JITTER,
+  DEFAULT_LEASE_DURATION_MS,
+  DEFAULT_RENEW_DEADLINE_MS,
+  DEFAULT_RETRY_PERIOD_MS,
+  LeaderElector,
+  microTime,
+  type LeaderElectionPhase,
+  type LeaderElectorOptions,
+  type LeasePort,
+} from './leader-election.js';
+export {
+  DEFAULT_DEADLINE_GRACE_MS,
+  DEFAULT_HEALTHY_AFTER_MS,
+  DEFAULT_WATCH_TIMEOUT_SECONDS,
+  Reflector,
+  abortableSleep,
+  objectKey,
+  type AppliedEventType,
+  type ReflectorBaseOptions,
+  type ReflectorErrorInfo,
+  type ReflectorHandler,
+  type ReflectorObserver,
+  type ReflectorOptions,
+  type ReflectorPort,
+  type ReflectorState,
+  type RelistStats,
+  type SyncReason,
+  type WatchRestartReason,
+} from './reflector.js';
+export { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';

@@ -72,6 +72,22 @@ export interface Namespace {
   status?: { phase?: 'Active' | 'Terminating' };
 }
 
+// --- Leases (leader election of the cache writer) ---------------------------------------------------
+
+/** coordination.k8s.io/v1 Lease; times are RFC 3339 with microseconds (MicroTime). */
+export interface Lease {
+  apiVersion?: 'coordination.k8s.io/v1';
+  kind?: 'Lease';
+  metadata: ObjectMeta;
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
 // --- What the port relies on ------------------------------------------------------------------------------
 
 /** What every object has; the adapter and the fake rely on nothing else. */

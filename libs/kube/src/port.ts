@@ -21,6 +21,7 @@ import type {
   CoreEvent,
   Deployment,
   Job,
+  Lease,
   Namespace,
   Pod,
   PodDisruptionBudget,
@@ -44,6 +45,54 @@ export interface ListResult<T> {
  * again to the objects it already saw.
  */
 export type Select<T, U> = (item: T) => U | undefined;
+
+/** The kinds the service watches, by plural resource name. */
+export interface Watched {
+  deployments: Stored<Deployment>;
+  pods: Stored<Pod>;
+  jobs: Stored<Job>;
+}
+export type WatchedResource = keyof Watched;
+
+/** The Status an ERROR event carries (e.g. code 410, reason Expired, after a compaction). */
+export interface WatchStatus {
+  kind?: 'Status';
+  code?: number;
+  reason?: string;
+  message?: string;
+}
+
+/** One line of a watch stream, as the API server sent it. A BOOKMARK's object carries only its kind and resourceVersion. */
+export type WatchEvent<T> =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
+  | { type: 'BOOKMARK'; object: { metadata: { resourceVersion: string; annotations?: Record<string, string> } } }
+  | { type: 'ERROR'; object: WatchStatus };
+
+export interface WatchOptions {
+  labelSelector?: string;
+  /** Where to start; '' or undefined: now, "0": any version the server has (both begin with ADDED of every object). */
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  /** The server closes the stream after this long. */
+  timeoutSeconds?: number;
+  /**
+   * The client aborts the stream after this long whatever the server does (default: timeoutSeconds + 30 s,
+   * or 30 min without timeoutSeconds): a connection that went silent (a dead peer, a load balancer that
+   * dropped it) never hangs the caller.
+   */
+  deadlineMs?: number;
+}
+
+export interface WatchHandle {
+  /**
+   * Settles when the stream ends: resolves when the server (or `stop`) closed it; rejects with a
+   * `KubeApiError` when the request was refused (its `status`, e.g. 410 for a resourceVersion too old),
+   * the connection failed, or the deadline passed (reason `Timeout`).
+   */
+  done: Promise<void>;
+  /** Ends the stream; `done` resolves. */
+  stop(): void;
+}
 
 /** Objects per page when the caller gives no pageSize; kubectl's chunk size. */
 export const DEFAULT_PAGE_SIZE = 500;
@@ -87,11 +136,12 @@ export interface KubernetesPort {
   /** Deletes the Job and, in the background, its pods (batch/v1 would orphan them by default). */
   deleteJob(namespace: string, name: string): Promise<DeleteResult>;
 
-  listJobs(
+  listJobs<U = Stored<Job>>(
     namespace: string | undefined,
     labelSelector?: string,
     pageSize?: number,
-  ): Promise<ListResult<Stored<Job>>>;
+    select?: Select<Stored<Job>, U>,
+  ): Promise<ListResult<U>>;
   /** Merges annotations into a Job's (null removes one): marks what was reported about it. */
   annotateJob(
     namespace: string,
@@ -127,4 +177,21 @@ export interface KubernetesPort {
   ): Promise<ListResult<Stored<CoreEvent>>>;
 
   getNamespace(name: string): Promise<Stored<Namespace> | undefined>;
+
+  /**
+   * Streams changes of one kind (`namespace` undefined: every namespace). `onEvent` is called once per
+   * line, in order, synchronously as it is read; an exception it throws ends the stream (`done` rejects
+   * with it).
+   */
+  watch<R extends WatchedResource>(
+    resource: R,
+    namespace: string | undefined,
+    options: WatchOptions,
+    onEvent: (event: WatchEvent<Watched[R]>) => void,
+  ): WatchHandle;
+
+  // coordination.k8s.io/v1 Leases: which worker writes the cache.
+  getLease(namespace: string, name: string): Promise<Stored<Lease> | undefined>;
+  createLease(namespace: string, lease: Lease): Promise<Stored<Lease>>;
+  replaceLease(namespace: string, lease: Lease): Promise<Stored<Lease>>;
 }

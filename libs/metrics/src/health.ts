@@ -78,25 +78,26 @@ export async function pingRedis(redis: Pingable): Promise<string> {
   return 'ok';
 }
 
-/** How old the sync's cache may be before the API stops calling itself ready. */
-export function maxCacheAgeMs(syncIntervalMs: number): number {
-  return Math.max(60_000, 6 * syncIntervalMs);
-}
+/**
+ * How old the cache may be before the API stops calling itself ready. Its writer stamps it every second
+ * while its watches are healthy; a new writer takes over a dead one's Lease within about 20 s.
+ */
+export const MAX_CACHE_AGE_MS = 60_000;
 
-/** The cache is fresh enough: a sync finished within `maxAgeMs`. */
+/** The cache is fresh enough: its writer stamped it within `maxAgeMs`. */
 export async function checkCacheFresh(
   store: { syncMeta(): Promise<{ syncedAt: number } | undefined> },
   maxAgeMs: number,
   now: () => number = Date.now,
 ): Promise<string> {
   const meta = await store.syncMeta();
-  if (!meta) throw new Error('no sync has finished yet');
+  if (!meta) throw new Error('the cache has not been written yet');
   // Clocks of the API and the worker that synced may differ a little; never report a negative age.
   const ageMs = Math.max(0, now() - meta.syncedAt);
   if (ageMs > maxAgeMs) {
     throw new Error(
-      `last sync ${Math.round(ageMs / 1000)} s ago, older than ${Math.round(maxAgeMs / 1000)} s`,
+      `cache last confirmed fresh ${Math.round(ageMs / 1000)} s ago, longer than ${Math.round(maxAgeMs / 1000)} s`,
     );
   }
-  return `last sync ${Math.round(ageMs / 1000)} s ago`;
+  return `cache confirmed fresh ${Math.round(ageMs / 1000)} s ago`;
 }

@@ -128,6 +128,16 @@ export class OpiMetrics {
   readonly lastSync: Gauge;
   readonly cacheAge: Gauge;
   readonly cacheObjects: Gauge<'kind'>;
+  /** Watch events applied to the cache, by kind (deployments, pods, jobs) and type (ADDED, …, BOOKMARK). */
+  readonly watchEvents: Counter<'kind' | 'type'>;
+  /** Full lists, by kind and reason (start, expired, requested). */
+  readonly watchRelists: Counter<'kind' | 'reason'>;
+  /** Watches begun again, by kind and why the last one ended (timeout, closed, error, expired). */
+  readonly watchRestarts: Counter<'kind' | 'reason'>;
+  /** From an object's change (its own timestamps, whole seconds) to the cache write that shows it. */
+  readonly cacheWriteLag: Histogram<'kind'>;
+  /** 1 in the process that holds the cache writer's Lease. */
+  readonly cacheWriter: Gauge;
 
   readonly callbacksPending: Gauge;
   readonly callbacksFailed: Counter<'kind' | 'reason'>;
@@ -280,7 +290,7 @@ export class OpiMetrics {
 
     this.syncDuration = new Histogram({
       name: name('sync_duration_seconds'),
-      help: 'Time one cluster sync took (listing, cache swap, reconciling)',
+      help: 'Time one sync took (cache rewrite and reconciling, from the watched state)',
       buckets: SYNC_BUCKETS,
       registers,
     });
@@ -312,9 +322,39 @@ export class OpiMetrics {
         );
       },
     });
+    this.watchEvents = new Counter({
+      name: name('watch_events_total'),
+      help: 'Watch events applied to the cache, by kind and event type',
+      labelNames: ['kind', 'type'],
+      registers,
+    });
+    this.watchRelists = new Counter({
+      name: name('watch_relists_total'),
+      help: 'Full lists of a kind, by reason (start, expired: 410 Gone, requested: Redis lost the cache)',
+      labelNames: ['kind', 'reason'],
+      registers,
+    });
+    this.watchRestarts = new Counter({
+      name: name('watch_restarts_total'),
+      help: 'Watches begun again, by kind and why the previous one ended',
+      labelNames: ['kind', 'reason'],
+      registers,
+    });
+    this.cacheWriteLag = new Histogram({
+      name: name('cache_write_lag_seconds'),
+      help: "From an object's change (its timestamps, whole seconds) to the cache write showing it",
+      labelNames: ['kind'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60],
+      registers,
+    });
+    this.cacheWriter = new Gauge({
+      name: name('cache_writer'),
+      help: "1 when this process holds the cache writer's Lease (watches the cluster, writes the cache)",
+      registers,
+    });
     this.cacheObjects = new Gauge({
       name: name('cache_objects'),
-      help: 'Deployments and pods the last sync listed',
+      help: 'Deployments and pods in the cache when it was last written whole',
       labelNames: ['kind'],
       registers,
       async collect() {

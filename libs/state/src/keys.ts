@@ -34,6 +34,15 @@ export function keys(prefix: string) {
     tasks: `${prefix}:state:tasks`,
     /** JSON StagingRecord per staging guid. */
     staging: (stagingGuid: string) => `${prefix}:state:staging:${stagingGuid}`,
+    /** The highest fencing token (the Lease's transitions) a cache writer has used (see CacheWriter). */
+    cacheFence: `${prefix}:state:cache:fence`,
+    /**
+     * A random id the cache writer sets when it claims the cache; its absence means Redis lost its data
+     * (a flush, a restart without persistence) since, and the cache must be written whole again.
+     */
+    cacheEpoch: `${prefix}:state:cache:epoch`,
+    /** Hash of per-kind watch status written by the cache writer (resourceVersion, last event, …). */
+    watchStatus: `${prefix}:state:watch`,
   };
 }
 

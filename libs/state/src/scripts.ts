@@ -160,3 +160,65 @@ export const RELEASE_LOCK = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `;
+
+// --- The fenced cache (see cache-writer.ts) -------------------------------------------------------------
+
+/**
+ * Lua that refuses a cache write unless its token is at least the fence (answers 0) and the cache's epoch
+ * is the writer's (answers -1: Redis lost its data, or the cache was claimed again since), then raises the
+ * fence to the token. KEYS[1]: fence, KEYS[2]: epoch. ARGV[1]: token, ARGV[2]: the writer's epoch.
+ */
+const FENCE_CHECK = `local fence = tonumber(redis.call('GET', KEYS[1]) or '-1')
+local token = tonumber(ARGV[1])
+if token < fence then return 0 end
+if redis.call('GET', KEYS[2]) ~= ARGV[2] then return -1 end
+if token > fence then redis.call('SET', KEYS[1], ARGV[1]) end`;
+
+/**
+ * Claims the cache for a leader's term: refused ({0, fence}) below the fence; otherwise raises the fence
+ * and answers {1, epoch}, a new epoch when the token is higher than the fence or none is set (a flush),
+ * else the current one (a second writer of the same term shares it).
+ * KEYS: fence, epoch. ARGV: token, a new random epoch.
+ */
+export const CACHE_CLAIM = `
+local fence = tonumber(redis.call('GET', KEYS[1]) or '-1')
+local token = tonumber(ARGV[1])
+if token < fence then return {0, redis.call('GET', KEYS[1])} end
+local cur = redis.call('GET', KEYS[2])
+if token == fence and cur then return {1, cur} end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], ARGV[2])
+return {1, ARGV[2]}
+`;
+
+/**
+ * A fenced change of one hash: sets field/value pairs ('set') or deletes fields ('del'). Answers 1, or
+ * 0 / -1 as FENCE_CHECK. KEYS: fence, epoch, hash. ARGV: token, epoch, op, then the fields (and values).
+ */
+export const CACHE_HASH_WRITE = `
+${FENCE_CHECK}
+if #ARGV > 3 then
+  if ARGV[3] == 'set' then redis.call('HSET', KEYS[3], unpack(ARGV, 4))
+  else redis.call('HDEL', KEYS[3], unpack(ARGV, 4)) end
+end
+return 1
+`;
+
+/**
+ * A fenced commit of a snapshot: renames the written snapshot over the instances hash (or deletes the
+ * hash when the snapshot is empty) and sets the meta fields. Answers 1, 0 / -1 as FENCE_CHECK, or -2 when
+ * a non-empty snapshot is gone (it expired). KEYS: fence, epoch, instances, snapshot, meta hash. ARGV:
+ * token, epoch, '1' if entries were written else '0', then meta field/value pairs.
+ */
+export const CACHE_COMMIT_SNAPSHOT = `
+${FENCE_CHECK}
+if ARGV[3] == '1' then
+  if redis.call('EXISTS', KEYS[4]) == 0 then return -2 end
+  redis.call('RENAME', KEYS[4], KEYS[3])
+  redis.call('PERSIST', KEYS[3])
+else
+  redis.call('DEL', KEYS[3], KEYS[4])
+end
+if #ARGV > 3 then redis.call('HSET', KEYS[5], unpack(ARGV, 4)) end
+return 1
+`;

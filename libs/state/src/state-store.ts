@@ -344,6 +344,11 @@ export class StateStore {
     };
   }
 
+  /** The watch status the cache writer's heartbeat left, per kind (JSON each). */
+  async watchStatus(): Promise<Record<string, string>> {
+    return this.redis.hgetall(this.keys.watchStatus);
+  }
+
   async syncMeta(): Promise<SyncMeta | undefined> {
     const h = await this.redis.hgetall(this.keys.syncMeta);
     if (!h['syncedAt']) return undefined;

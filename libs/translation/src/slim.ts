@@ -5,7 +5,7 @@
  * the tests pin that they answer the same.
  */
 import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
-import type { ContainerStatus, Pod } from './k8s-objects.js';
+import type { ContainerStatus, Job, Pod } from './k8s-objects.js';
 import { LABEL_GUID, LABEL_MANAGED_BY, LABEL_SOURCE_TYPE, LABEL_VERSION } from './labels.js';
 
 /** The labels the sync reads off a pod: its LRP, its kind, its Job. */
@@ -90,5 +90,41 @@ export function slimPod<T extends Pod>(pod: T): T {
           },
         }
       : {}),
+  } as T;
+}
+
+/**
+ * A task or staging Job as the cache keeps it: identity, labels and annotations (ours, small), the
+ * status its outcome is read from, and of its spec the limits that decide "finished" and the image a
+ * lost task record is rebuilt with.
+ */
+export function slimJob<T extends Job>(job: T): T {
+  const { spec, status, metadata: m } = job;
+  const container = spec?.template.spec?.containers[0];
+  return {
+    ...(job.apiVersion ? { apiVersion: job.apiVersion } : {}),
+    ...(job.kind ? { kind: job.kind } : {}),
+    metadata: {
+      name: m.name,
+      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+      ...(m.uid !== undefined ? { uid: m.uid } : {}),
+      ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
+      ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
+      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      ...(m.labels ? { labels: m.labels } : {}),
+      ...(m.annotations ? { annotations: m.annotations } : {}),
+    },
+    ...(spec
+      ? {
+          spec: {
+            ...(spec.completions !== undefined ? { completions: spec.completions } : {}),
+            ...(spec.backoffLimit !== undefined ? { backoffLimit: spec.backoffLimit } : {}),
+            template: {
+              spec: { containers: container ? [{ name: container.name, image: container.image }] : [] },
+            },
+          },
+        }
+      : {}),
+    ...(status ? { status } : {}),
   } as T;
 }

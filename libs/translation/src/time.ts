@@ -18,3 +18,34 @@ export function unixSeconds(time: string | null | undefined): number | undefined
   const ns = unixNanos(time);
   return ns === undefined ? undefined : Number(ns / 1_000_000_000n);
 }
+
+/**
+ * When an object last changed, as far as its own timestamps tell (whole seconds on a real API server):
+ * the newest of its managedFields' times, creation, conditions' transitions and containers' starts and
+ * ends. Undefined when it carries none.
+ */
+export function lastChangeMs(o: {
+  metadata: { creationTimestamp?: string | null; managedFields?: { time?: string | null }[] | null };
+  status?: unknown;
+}): number | undefined {
+  let newest: number | undefined;
+  const see = (t: unknown): void => {
+    if (typeof t !== 'string') return;
+    const ms = Date.parse(t);
+    if (!Number.isNaN(ms) && (newest === undefined || ms > newest)) newest = ms;
+  };
+  see(o.metadata.creationTimestamp);
+  for (const f of o.metadata.managedFields ?? []) see(f.time);
+  const status = (o.status ?? {}) as {
+    conditions?: { lastTransitionTime?: string | null }[];
+    containerStatuses?: { state?: Record<string, { startedAt?: string; finishedAt?: string } | undefined> }[];
+  };
+  for (const c of status.conditions ?? []) see(c.lastTransitionTime);
+  for (const c of status.containerStatuses ?? []) {
+    for (const s of Object.values(c.state ?? {})) {
+      see(s?.startedAt);
+      see(s?.finishedAt);
+    }
+  }
+  return newest;
+}

@@ -10,7 +10,7 @@ import {
   type Pingable,
   type SyncMetaSource,
   checkCacheFresh,
-  maxCacheAgeMs,
+  MAX_CACHE_AGE_MS,
   pingRedis,
   runChecks,
 } from '@opi/metrics';
@@ -28,15 +28,12 @@ export const READY_REDIS_TIMEOUT_MS = 1000;
 export interface HealthDeps {
   redis: Pingable;
   store: SyncMetaSource;
-  /** The cache counts as fresh while its last sync is younger than max(60 s, 6 × this). */
-  syncIntervalMs: number;
   /** Readiness changes are logged here (the probes themselves are not). */
   logger?: Logger;
 }
 
 export function healthRouter(deps: HealthDeps): Router {
   const r = Router();
-  const maxAgeMs = maxCacheAgeMs(deps.syncIntervalMs);
   let ready: boolean | undefined;
 
   r.get('/healthz', (_req, res) => {
@@ -46,7 +43,7 @@ export function healthRouter(deps: HealthDeps): Router {
   r.get('/readyz', async (_req, res) => {
     const report = await runChecks({
       redis: { run: () => pingRedis(deps.redis), timeoutMs: READY_REDIS_TIMEOUT_MS },
-      cache: { run: () => checkCacheFresh(deps.store, maxAgeMs), timeoutMs: READY_REDIS_TIMEOUT_MS },
+      cache: { run: () => checkCacheFresh(deps.store, MAX_CACHE_AGE_MS), timeoutMs: READY_REDIS_TIMEOUT_MS },
     });
     const now = report.status === 'ok';
     // Probes are not logged, so say when the answer changes: that is when an operator wants to know why.

@@ -1,94 +1,62 @@
 /**
- * sync-cluster: one pass that refreshes the cache and reconciles.
- *  1. Reads every record first, then lists the cluster: a workload deleted and un-recorded in between
- *     is then already gone from the listing, so it cannot be mistaken for one Redis lost.
- *  2. Lists the LRP Deployments and their pods (paginated) and swaps in the instances cache.
+ * sync-cluster: the safety net, run rarely (OPI_RESYNC_INTERVAL_MS) and after Redis lost its data, by the
+ * cache writer only, from the watched state (no listing):
+ *  1. Reads every record first, then the watched Deployments: a workload deleted and un-recorded in
+ *     between is then already gone from the view, so it cannot be mistaken for one Redis lost.
+ *  2. Writes the instances cache whole again from the view (repairs a lost or failed write).
  *  3. Reconciles: desired but missing or behind → converge; stopped but present → converge (delete);
  *     present with no record at all (Redis lost it) → rebuilt from the Deployment's annotations.
- * Only one sync runs at a time (a lock in Redis), whichever worker takes the scheduled job.
+ *  4. Tasks and staging (sync-jobs.ts): reported Jobs deleted after their time, lost runs enqueued again.
+ * Only one sync runs at a time (a lock in Redis).
  */
+
 import { randomUUID } from 'node:crypto';
 import { schedulingInfoJson } from '@opi/contract';
-import type { CachedInstances, InstancesSnapshot, RecordState } from '@opi/state';
-import {
-  APP_SELECTOR,
-  LABEL_MANAGED_BY,
-  MANAGED_BY,
-  type AppPodSummary,
-  type DeploymentSummary,
-  type ManagedPodSummary,
-  type Pod,
-  assignIndexMap,
-  crashReportsFor,
-  reportedCrashesOf,
-  lrpFromDeployment,
-  summarizeDeployment,
-  summarizeManagedPod,
-} from '@opi/translation';
+import type { RecordState } from '@opi/state';
+import { type DeploymentSummary, lrpFromDeployment } from '@opi/translation';
+import type { ClusterView } from '../cache/cluster-cache.js';
 import type { HandlerDeps } from '../deps.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
 
-/** Every object the service manages, whatever its kind. */
-const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
-
-/** LRPs whose previous assignments are read, and entries built, per round trip. */
-const CACHE_BATCH = 1000;
-
 export interface SyncReport {
   deployments: number;
+  /** App pods in the cache it wrote. */
   pods: number;
   converging: number;
   adopted: number;
-  /** Crash reports enqueued. */
-  crashes: number;
   jobs: JobSyncReport;
   durationMs: number;
 }
 
-export async function syncCluster(deps: HandlerDeps, lockTtlMs: number): Promise<SyncReport | undefined> {
+export async function syncCluster(
+  deps: HandlerDeps,
+  view: ClusterView,
+  lockTtlMs: number,
+): Promise<SyncReport | undefined> {
   const release = await deps.store.tryLockSync(randomUUID(), lockTtlMs);
   if (!release) return undefined;
   try {
-    return await syncOnce(deps);
+    return await syncOnce(deps, view);
   } finally {
     await release();
   }
 }
 
-async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
+async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncReport> {
   const started = Date.now();
   const { store, kube } = deps;
   const records = await store.allRecordStates();
-  // Each listed object is reduced as its page arrives (see sync-summaries.ts): at 100,000 apps the
-  // listings, even slimmed, would not fit a small worker. A Deployment in step with its record is kept as
-  // that record, already in memory; only the others (behind, stopped, unrecorded) are summarised. One
-  // with no record is read again, whole, to be rebuilt.
-  const deployments = await kube.listDeployments(deps.syncNamespace, APP_SELECTOR, undefined, (d) =>
-    recordIfInStep(records, summarizeDeployment(d)),
-  );
-  // One listing of every pod the service manages, split by kind: apps here, task and staging pods for
-  // syncJobs (three listings would cost three passes over what may be 100,000 pods).
-  const managed = await kube.listPods(deps.syncNamespace, MANAGED_SELECTOR, undefined, (p) =>
-    sharingGuid(records, summarizeManagedPod(p)),
-  );
-  const appPods: AppPodSummary[] = [];
-  const jobPods: Pod[] = [];
-  for (const p of managed.items) {
-    if (p.kind === 'app') appPods.push(p);
-    else jobPods.push(p.pod);
-  }
-  managed.items.length = 0;
-  const deploymentCount = deployments.items.length;
-
-  const crashes = await writeInstances(deps, appPods, { started, deployments: deploymentCount });
-
+  let deploymentCount = 0;
   const inStep = new Set<RecordState>();
   const byGuid = new Map<string, DeploymentSummary>();
-  for (const d of deployments.items) {
-    if ('state' in d) inStep.add(d);
+  for (const d of view.deployments()) {
+    deploymentCount++;
+    const rec = recordIfInStep(records, d);
+    if ('state' in rec) inStep.add(rec);
     else byGuid.set(d.processGuid, d);
   }
-  deployments.items.length = 0;
+  // The cache is kept by the watch; writing it whole again repairs anything Redis lost or a failed write.
+  const { pods } = await view.rewriteInstances();
 
   const runId = `sync${started}`;
   let converging = 0;
@@ -128,13 +96,12 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
     }
   }
   await store.showExisting(showExisting, drop);
-  const jobs = await syncJobs(deps, jobPods);
+  const jobs = await syncJobs(deps, view);
   const report = {
     deployments: deploymentCount,
-    pods: appPods.length,
+    pods,
     converging,
     adopted,
-    crashes,
     jobs,
     durationMs: Date.now() - started,
   };
@@ -142,116 +109,16 @@ async function syncOnce(deps: HandlerDeps): Promise<SyncReport> {
   return report;
 }
 
-/**
- * Builds and swaps in the instances cache from the app pods, an LRP at a time: its pods get their indexes
- * (keeping the previous assignments, read per batch rather than all at once) and its entry is written
- * out at once. Enqueues the crash reports the pods are due; answers how many.
- */
-async function writeInstances(
-  deps: HandlerDeps,
-  pods: AppPodSummary[],
-  meta: { started: number; deployments: number },
-): Promise<number> {
-  // Sorted by LRP, each LRP's pods are one run of the array: no per-LRP lists to hold.
-  pods.sort((a, b) => (a.processGuid < b.processGuid ? -1 : a.processGuid > b.processGuid ? 1 : 0));
-  const runs: [number, number][] = [];
-  for (let i = 0; i < pods.length;) {
-    let j = i + 1;
-    while (j < pods.length && pods[j]?.processGuid === pods[i]?.processGuid) j++;
-    runs.push([i, j]);
-    i = j;
-  }
-  const snapshot = deps.store.instancesSnapshot();
-  let crashes = 0;
-  try {
-    for (let b = 0; b < runs.length; b += CACHE_BATCH) {
-      const batch = runs.slice(b, b + CACHE_BATCH);
-      const previous = await deps.store.cachedAssignments(batch.map(([i]) => pods[i]?.processGuid ?? ''));
-      for (const [k, [i, j]] of batch.entries()) {
-        const run = pods.slice(i, j);
-        const pg = run[0]?.processGuid ?? '';
-        const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
-        await snapshot.add(pg, instancesEntry(run, assignments));
-        if (deps.ccInternalUrl) crashes += await enqueueCrashReports(deps, run, assignments);
-      }
-    }
-    await snapshot.commit({
-      syncedAt: Date.now(),
-      durationMs: Date.now() - meta.started,
-      deployments: meta.deployments,
-      pods: pods.length,
-    });
-  } catch (e) {
-    await abandon(snapshot);
-    throw e;
-  }
-  return crashes;
-}
-
-async function abandon(snapshot: InstancesSnapshot): Promise<void> {
-  // The snapshot expires by itself; a Redis that failed the sync may fail this as well.
-  await snapshot.abandon().catch(() => undefined);
-}
-
 /** The LRP's record when the Deployment is in step with it (desired, same generation), else the summary. */
 function recordIfInStep(
   records: ReadonlyMap<string, RecordState>,
-  d: DeploymentSummary | undefined,
-): DeploymentSummary | RecordState | undefined {
-  const rec = d && records.get(d.processGuid);
-  return rec?.state === 'desired' && d?.generation === String(rec.generation) ? rec : d;
-}
-
-/** The app pod's summary naming its LRP by the records' own string: one fewer string per pod. */
-function sharingGuid(
-  records: ReadonlyMap<string, RecordState>,
-  p: ManagedPodSummary | undefined,
-): ManagedPodSummary | undefined {
-  if (p?.kind !== 'app') return p;
-  const processGuid = records.get(p.processGuid)?.processGuid;
-  return processGuid ? { ...p, processGuid } : p;
-}
-
-/** One LRP's cache entry, serialised at once (only the string is kept). */
-function instancesEntry(run: readonly AppPodSummary[], assignments: ReadonlyMap<string, number>): string {
-  const entry: CachedInstances = {
-    assignments: Object.fromEntries(assignments),
-    instances: run.map((p) => ({
-      index: assignments.get(p.name) ?? 0,
-      podName: p.name,
-      sinceNs: p.sinceNs,
-      state: p.state,
-      ...(p.placementError ? { placementError: p.placementError } : {}),
-    })),
-  };
-  return JSON.stringify(entry);
+  d: DeploymentSummary,
+): DeploymentSummary | RecordState {
+  const rec = records.get(d.processGuid);
+  return rec?.state === 'desired' && d.generation === String(rec.generation) ? rec : d;
 }
 
 /** A stopped LRP whose Deployment still exists stays in GET /apps, so CC sees it until it is gone. */
 function schedEntryOf(rec: Extract<RecordState, { state: 'stopped' }>, d: DeploymentSummary): string {
   return schedulingInfoJson(rec.processGuid, rec.guid, rec.version, d.lastUpdated ?? '');
-}
-
-/** One report per crash not yet marked on its pod; the job id (pod uid, crash count) makes repeats free. */
-async function enqueueCrashReports(
-  deps: HandlerDeps,
-  run: readonly AppPodSummary[],
-  assignments: ReadonlyMap<string, number>,
-): Promise<number> {
-  let n = 0;
-  for (const { unreported: pod, processGuid } of run) {
-    if (!pod) continue;
-    const index = assignments.get(pod.metadata.name) ?? 0;
-    const { reports, reportedUpTo } = crashReportsFor(pod, processGuid, index, reportedCrashesOf(pod));
-    for (const r of reports) {
-      await deps.producer.reportCrash({
-        ...r,
-        podNamespace: pod.metadata.namespace ?? '',
-        podUid: pod.metadata.uid ?? '',
-        reportedUpTo,
-      });
-      n++;
-    }
-  }
-  return n;
 }

@@ -1,8 +1,8 @@
 /**
- * The sync's part for tasks and staging: finished Jobs get their outcome recorded (the first seen wins)
- * and a report enqueued, until the Job carries the reported mark; reported Jobs are deleted after the
- * configured time; a task whose run was never enqueued (or lost) is enqueued again. Reports are
- * one job per guid, so enqueueing them on every pass costs nothing once queued.
+ * Tasks and staging from the watched Jobs: a finished Job's outcome recorded and its report enqueued as
+ * soon as the cache sees it end (reports are one job per guid, so enqueueing again costs nothing once
+ * queued); the sync deletes reported Jobs after the configured time and runs again a task whose run
+ * was never enqueued (or was lost).
  */
 import type { DesiredTask } from '@opi/domain';
 import type { Stored } from '@opi/kube';
@@ -12,13 +12,12 @@ import {
   ANNOTATION_TASK_GUID,
   type Job,
   type Pod,
-  STAGING_SELECTOR,
-  TASK_SELECTOR,
   jobFinished,
   stagingOutcome,
   taskJobName,
   taskOutcome,
 } from '@opi/translation';
+import type { ClusterView } from '../cache/cluster-cache.js';
 import type { HandlerDeps } from '../deps.js';
 import { REPORTED_ANNOTATION, markJobReported } from './report.js';
 
@@ -27,10 +26,6 @@ export interface JobSyncReport {
   reporting: number;
   deleted: number;
   rerun: number;
-}
-
-function jobNameOf(p: Pod): string | undefined {
-  return p.metadata.labels?.['batch.kubernetes.io/job-name'] ?? p.metadata.labels?.['job-name'];
 }
 
 /** A task record rebuilt from its Job when Redis lost it: enough to report the end to CC. */
@@ -61,63 +56,87 @@ function taskFromJob(job: Stored<Job>, taskGuid: string): DesiredTask | undefine
   };
 }
 
-/** `jobPods`: the pods of task and staging Jobs, from the sync's one listing of every managed pod. */
-export async function syncJobs(deps: HandlerDeps, jobPods: readonly Pod[]): Promise<JobSyncReport> {
-  const { kube, tasks, producer } = deps;
-  const [taskJobs, stagingJobs] = await Promise.all([
-    kube.listJobs(deps.syncNamespace, TASK_SELECTOR),
-    kube.listJobs(deps.syncNamespace, STAGING_SELECTOR),
-  ]);
-  const podsOf = new Map<string, Pod[]>();
-  for (const p of jobPods) {
-    const key = `${p.metadata.namespace ?? ''}/${jobNameOf(p) ?? ''}`;
-    podsOf.set(key, [...(podsOf.get(key) ?? []), p]);
+/** What the sync counts of one Job's pass. */
+type JobStep = 'reporting' | 'none';
+
+/**
+ * One task or staging Job seen (by the cache, on every change of it or its pods, and by the sync): a
+ * task record Redis lost is rebuilt, a finished Job's outcome recorded (the first seen wins) and its
+ * report enqueued until the Job carries the reported mark.
+ */
+export async function onJobChanged(
+  deps: HandlerDeps,
+  job: Stored<Job>,
+  pods: readonly Pod[],
+): Promise<JobStep> {
+  if (job.metadata.annotations?.[REPORTED_ANNOTATION]) return 'none';
+  const taskGuid = job.metadata.annotations?.[ANNOTATION_TASK_GUID];
+  if (taskGuid) return onTaskJob(deps, job, pods, taskGuid);
+  const stagingGuid = job.metadata.annotations?.[ANNOTATION_STAGING_GUID];
+  if (!stagingGuid || !jobFinished(job)) return 'none';
+  const outcome = stagingOutcome(job, pods);
+  if (!outcome) return 'none';
+  const rec = await deps.tasks.setStagingOutcome(stagingGuid, outcome);
+  if (rec && !rec.reported) {
+    await deps.producer.reportStaging(stagingGuid);
+    return 'reporting';
   }
-  const report: JobSyncReport = {
-    jobs: taskJobs.items.length + stagingJobs.items.length,
-    reporting: 0,
-    deleted: 0,
-    rerun: 0,
-  };
+  return 'none';
+}
+
+async function onTaskJob(
+  deps: HandlerDeps,
+  job: Stored<Job>,
+  pods: readonly Pod[],
+  taskGuid: string,
+): Promise<JobStep> {
+  const { tasks, producer } = deps;
+  let rec: TaskRecord | undefined = await tasks.getTask(taskGuid);
+  if (!rec) {
+    // Redis lost it (a flush): rebuilt from the Job whether it still runs or not, so that GET /tasks
+    // lists a running task again (CC fails running tasks the OPI no longer lists) and its end is told.
+    const task = taskFromJob(job, taskGuid);
+    if (!task) return 'none';
+    await tasks.createTask(task);
+    deps.logger.info({ taskGuid }, 'task record rebuilt from its Job');
+  }
+  if (!jobFinished(job)) return 'none';
+  const outcome = taskOutcome(job, pods);
+  if (!outcome) return 'none';
+  rec = await tasks.setTaskOutcome(taskGuid, outcome);
+  if (rec?.reported) {
+    // Reported, but the worker died before marking the Job: mark it now, or a Redis that loses the
+    // record (or its expiry) would make a later pass report the task again.
+    await markJobReported(deps, { namespace: job.metadata.namespace ?? '', name: job.metadata.name });
+  } else if (rec) {
+    await producer.reportTask(taskGuid);
+    return 'reporting';
+  }
+  return 'none';
+}
+
+/**
+ * The sync's pass over the watched Jobs: each as `onJobChanged`, reported ones deleted after the
+ * configured time, and tasks recorded but without a Job run again (or reported, if they ended).
+ */
+export async function syncJobs(deps: HandlerDeps, view: ClusterView): Promise<JobSyncReport> {
+  const { kube, tasks, producer } = deps;
+  const report: JobSyncReport = { jobs: 0, reporting: 0, deleted: 0, rerun: 0 };
   const now = Date.now();
-
-  const handleReported = async (job: Stored<Job>): Promise<boolean> => {
-    const at = job.metadata.annotations?.[REPORTED_ANNOTATION];
-    if (!at) return false;
-    if (jobFinished(job) && now - Date.parse(at) >= deps.finishedJobTtlSeconds * 1000) {
-      await kube.deleteJob(job.metadata.namespace ?? '', job.metadata.name);
-      report.deleted++;
-    }
-    return true;
-  };
-
   const taskJobNames = new Set<string>();
-  for (const job of taskJobs.items) {
-    taskJobNames.add(job.metadata.name);
-    if (await handleReported(job)) continue;
-    const taskGuid = job.metadata.annotations?.[ANNOTATION_TASK_GUID];
-    if (!taskGuid) continue;
-    let rec: TaskRecord | undefined = await tasks.getTask(taskGuid);
-    if (!rec) {
-      // Redis lost it (a flush): rebuilt from the Job whether it still runs or not, so that GET /tasks
-      // lists a running task again (CC fails running tasks the OPI no longer lists) and its end is told.
-      const task = taskFromJob(job, taskGuid);
-      if (!task) continue;
-      await tasks.createTask(task);
-      deps.logger.info({ taskGuid }, 'task record rebuilt from its Job');
+  for (const job of view.jobs()) {
+    report.jobs++;
+    if (job.metadata.annotations?.[ANNOTATION_TASK_GUID]) taskJobNames.add(job.metadata.name);
+    const at = job.metadata.annotations?.[REPORTED_ANNOTATION];
+    if (at) {
+      if (jobFinished(job) && now - Date.parse(at) >= deps.finishedJobTtlSeconds * 1000) {
+        await kube.deleteJob(job.metadata.namespace ?? '', job.metadata.name);
+        report.deleted++;
+      }
+      continue;
     }
-    if (!jobFinished(job)) continue;
-    const outcome = taskOutcome(job, podsOf.get(`${job.metadata.namespace}/${job.metadata.name}`) ?? []);
-    if (!outcome) continue;
-    rec = await tasks.setTaskOutcome(taskGuid, outcome);
-    if (rec?.reported) {
-      // Reported, but the worker died before marking the Job: mark it now, or a Redis that loses the
-      // record (or its expiry) would make a later sync report the task again.
-      await markJobReported(deps, { namespace: job.metadata.namespace ?? '', name: job.metadata.name });
-    } else if (rec) {
-      await producer.reportTask(taskGuid);
-      report.reporting++;
-    }
+    const pods = view.podsOfJob(job.metadata.namespace ?? '', job.metadata.name);
+    if ((await onJobChanged(deps, job, pods)) === 'reporting') report.reporting++;
   }
 
   // Tasks recorded but not (or no longer) in the cluster: run them, or report their cancellation.
@@ -130,19 +149,6 @@ export async function syncJobs(deps: HandlerDeps, jobPods: readonly Pod[]): Prom
     } else if (!taskJobNames.has(taskJobName(taskGuid)) && now - rec.createdAt > 10_000) {
       await producer.runTask(taskGuid);
       report.rerun++;
-    }
-  }
-
-  for (const job of stagingJobs.items) {
-    if (await handleReported(job)) continue;
-    const stagingGuid = job.metadata.annotations?.[ANNOTATION_STAGING_GUID];
-    if (!stagingGuid || !jobFinished(job)) continue;
-    const outcome = stagingOutcome(job, podsOf.get(`${job.metadata.namespace}/${job.metadata.name}`) ?? []);
-    if (!outcome) continue;
-    const rec = await tasks.setStagingOutcome(stagingGuid, outcome);
-    if (rec && !rec.reported) {
-      await producer.reportStaging(stagingGuid);
-      report.reporting++;
     }
   }
   return report;

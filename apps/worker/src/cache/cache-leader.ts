@@ -1,0 +1,220 @@
+/**
+ * Which worker watches the cluster and writes the cache: the holder of a coordination.k8s.io/v1 Lease
+ * (15 s, renewed every 2 s, given up when not renewed for 10 s, as client-go's leader election). Only it
+ * runs the reflectors (one watch per kind for the whole service, however many workers run) and the sync
+ * queue's worker; its writes carry the Lease's transition count as a fencing token, so a holder that was
+ * paused or cut off past its Lease cannot overwrite what the next one wrote.
+ *
+ * While leading it also beats once a second: the watches' status for every worker's /readyz, the cache's
+ * `syncedAt` (what the API reports as the cache's age) while every watch is healthy, and a check that
+ * Redis still holds the cache (after a flush or a restart without persistence: relist, rewrite, resync).
+ */
+import type { Worker } from 'bullmq';
+import { type KubernetesPort, LeaderElector } from '@opi/kube';
+import type { Logger } from '@opi/logging';
+import { type CacheWriter, FencedOffError } from '@opi/state';
+import type { HandlerDeps } from '../deps.js';
+import { onJobChanged } from '../handlers/sync-jobs.js';
+import { type WorkerOptions, startSyncWorker } from '../workers.js';
+import { type CacheKind, ClusterCache, type ClusterCacheObserver, type KindStatus } from './cluster-cache.js';
+
+export type { CacheKind };
+
+/** How often the holder reports the watches' status and the cache's freshness. */
+export const HEARTBEAT_MS = 1000;
+/** A watch not running for this long is stale (re-watches after a normal end take well under this). */
+export const WATCH_STALE_MS = 10_000;
+
+export interface CacheLeaderOptions {
+  deps: HandlerDeps;
+  workerOptions: WorkerOptions;
+  writer: CacheWriter;
+  kube: KubernetesPort;
+  logger: Logger;
+  /** Where the Lease lives (the service's own namespace). */
+  leaseNamespace: string;
+  leaseName: string;
+  identity: string;
+  lease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  observer?: ClusterCacheObserver & { leading?(leading: boolean): void };
+}
+
+export interface CacheLeader {
+  isLeader(): boolean;
+  /** The cache when this process holds the Lease and its first list is applied. */
+  cache(): ClusterCache | undefined;
+  close(): Promise<void>;
+}
+
+/** What the heartbeat writes per kind (JSON in the watch status hash). */
+export interface WatchStatusRecord extends KindStatus {
+  holder: string;
+  /** When the holder wrote this (ms). */
+  at: number;
+  /** Since when this watch has not been running (ms), if it is not. */
+  staleSince: number | undefined;
+}
+
+export function startCacheLeader(o: CacheLeaderOptions): CacheLeader {
+  const { logger } = o;
+  let term: Term | undefined;
+  // Leading and stepping down run one after the other, never interleaved.
+  let transitions: Promise<void> = Promise.resolve();
+  const enqueue = (step: () => Promise<void>): Promise<void> => {
+    transitions = transitions.then(step).catch((err: unknown) => {
+      logger.error({ err }, 'cache writer transition failed');
+    });
+    return transitions;
+  };
+
+  const elector = new LeaderElector({
+    kube: o.kube,
+    namespace: o.leaseNamespace,
+    name: o.leaseName,
+    identity: o.identity,
+    ...(o.lease
+      ? {
+          leaseDurationMs: o.lease.durationMs,
+          renewDeadlineMs: o.lease.renewDeadlineMs,
+          retryPeriodMs: o.lease.retryPeriodMs,
+        }
+      : {}),
+    onStartedLeading: (token) => {
+      void enqueue(async () => {
+        logger.info({ identity: o.identity, token }, 'holding the cache writer Lease: watching the cluster');
+        o.observer?.leading?.(true);
+        term = new Term(o, token);
+        await term.begin();
+      });
+    },
+    // Awaited by the elector: the Lease is released only once this term has stopped writing.
+    onStoppedLeading: () =>
+      enqueue(async () => {
+        logger.warn({ identity: o.identity }, 'lost the cache writer Lease: no longer watching');
+        o.observer?.leading?.(false);
+        const t = term;
+        term = undefined;
+        await t?.end();
+      }),
+    onError: (err, phase) => {
+      logger.warn({ phase, err: err instanceof Error ? err.message : String(err) }, 'cache writer Lease');
+    },
+  });
+  elector.start();
+  return {
+    isLeader: () => elector.isLeader(),
+    cache: () => term?.ready(),
+    close: async () => {
+      await elector.stop();
+      await transitions;
+      await term?.end();
+    },
+  };
+}
+
+/** One tenure of the Lease: the reflectors, the sync worker and the heartbeat. */
+class Term {
+  private readonly cache: ClusterCache;
+  private syncWorker: Worker | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | undefined;
+  private synced = false;
+  private ended = false;
+  private readonly staleSince = new Map<CacheKind, number>();
+
+  constructor(
+    private readonly o: CacheLeaderOptions,
+    private readonly token: number,
+  ) {
+    this.cache = new ClusterCache(
+      {
+        kube: o.kube,
+        store: o.deps.store,
+        writer: o.writer,
+        logger: o.logger,
+        namespace: o.deps.syncNamespace,
+        reportCrashes: o.deps.ccInternalUrl ? o.deps.producer : undefined,
+        onJob: async (job, pods) => {
+          await onJobChanged(o.deps, job, pods);
+        },
+        ...(o.observer ? { observer: o.observer } : {}),
+      },
+      token,
+    );
+  }
+
+  ready(): ClusterCache | undefined {
+    return this.synced ? this.cache : undefined;
+  }
+
+  async begin(): Promise<void> {
+    try {
+      await this.o.writer.claim(this.token);
+    } catch (err) {
+      if (err instanceof FencedOffError) {
+        // Only when the Lease was deleted by hand (its transitions restart at 0): see CacheWriter.claim.
+        this.o.logger.error(
+          { token: this.token, fence: err.fence, key: this.o.writer.keys.cacheFence },
+          'the cache fence is above this Lease term: delete the fence key if the Lease was re-created',
+        );
+      }
+      throw err;
+    }
+    this.cache.start();
+    this.heartbeat = setInterval(() => {
+      this.beating ??= this.beat().finally(() => {
+        this.beating = undefined;
+      });
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
+    const started = Date.now();
+    await this.cache.synced;
+    if (this.ended) return;
+    this.synced = true;
+    this.o.logger.info({ ms: Date.now() - started, ...this.counts() }, 'cluster listed, cache written');
+    this.syncWorker = startSyncWorker({ ...this.o.deps, cluster: this.cache }, this.o.workerOptions);
+    // The first reconcile, from the watched state (drift that arose while nobody watched).
+    await this.o.deps.producer.syncNow();
+  }
+
+  async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.heartbeat);
+    await this.beating;
+    await this.syncWorker?.close();
+    await this.cache.stop();
+  }
+
+  private counts(): Record<string, number> {
+    const s = this.cache.status();
+    return { deployments: s.deployments.objects, pods: s.pods.objects, jobs: s.jobs.objects };
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      if (this.synced && !(await this.o.writer.epochPresent())) {
+        this.o.logger.warn('Redis lost the cache: relisting the cluster and syncing');
+        await this.o.writer.claim(this.token);
+        await this.cache.relist(this.token);
+        await this.o.deps.producer.syncNow();
+      }
+      const now = Date.now();
+      const status = this.cache.status();
+      const records: Record<string, string> = {};
+      let healthy = this.synced;
+      for (const [kind, s] of Object.entries(status) as [CacheKind, KindStatus][]) {
+        if (s.state === 'watching') this.staleSince.delete(kind);
+        else if (!this.staleSince.has(kind)) this.staleSince.set(kind, now);
+        const since = this.staleSince.get(kind);
+        if (!s.synced || (since !== undefined && now - since > WATCH_STALE_MS)) healthy = false;
+        const record: WatchStatusRecord = { ...s, holder: this.o.identity, at: now, staleSince: since };
+        records[kind] = JSON.stringify(record);
+      }
+      await this.o.writer.writeWatchStatus(this.token, records);
+      if (healthy) await this.o.writer.writeMeta(this.token, { syncedAt: String(now) });
+    } catch (err) {
+      this.o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'cache heartbeat failed');
+    }
+  }
+}

@@ -1,0 +1,442 @@
+/**
+ * The cluster as the cache writer sees it: three reflectors (app Deployments, every managed pod, task and
+ * staging Jobs) holding small projections, and what each event changes in Redis, applied at once:
+ * - an app pod's event rewrites its LRP's instances entry (indexes kept as before: a pod keeps its index
+ *   while it lives, a new one takes the lowest free) and enqueues the crash reports it is due;
+ * - a Job's (or its pod's) event records a finished task's or staging's outcome and enqueues its report.
+ * Events are folded per LRP and per Job and written in batches, so a burst of events costs one write per
+ * LRP and the writer never falls behind without bound. Writes carry the Lease's fencing token.
+ *
+ * The sync (`syncCluster`) reads the same projections through `ClusterView` to reconcile drift.
+ */
+import {
+  APP_SELECTOR,
+  type Deployment,
+  LABEL_MANAGED_BY,
+  LABEL_SOURCE_TYPE,
+  MANAGED_BY,
+  SOURCE_TYPE_STAGING,
+  SOURCE_TYPE_TASK,
+  type AppPodSummary,
+  type DeploymentSummary,
+  type Job,
+  type ManagedPodSummary,
+  type Pod,
+  assignIndexMap,
+  lastChangeMs,
+  slimJob,
+  summarizeDeployment,
+  summarizeManagedPod,
+} from '@opi/translation';
+import { KubeApiError, type KubernetesPort, Reflector, type ReflectorObserver, type Stored } from '@opi/kube';
+import type { CachedInstances, CacheWriter, StateStore } from '@opi/state';
+import type { Logger } from '@opi/logging';
+import { enqueueCrashReports } from './crash-reports.js';
+
+/** Every pod the service manages: app instances and the pods of task and staging Jobs. */
+export const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+/** Task and staging Jobs, in one watch. */
+export const JOB_SELECTOR = `${MANAGED_SELECTOR},${LABEL_SOURCE_TYPE} in (${SOURCE_TYPE_TASK},${SOURCE_TYPE_STAGING})`;
+
+/** Entries per fenced write, and LRPs whose previous assignments are read per round trip. */
+const WRITE_BATCH = 500;
+
+/** What the sync reads of the watched cluster. */
+export interface ClusterView {
+  /** Every LRP Deployment, summarised. */
+  deployments(): Iterable<DeploymentSummary>;
+  /** Every task and staging Job (slim). */
+  jobs(): Iterable<Stored<Job>>;
+  /** The pods of a Job (slim). */
+  podsOfJob(namespace: string, name: string): Pod[];
+  /** Writes the whole instances cache again from what is held (after Redis lost it, or as a repair). */
+  rewriteInstances(): Promise<{ pods: number }>;
+}
+
+/** Hooks for metrics; the worker's main wires them to prom-client. */
+export interface ClusterCacheObserver {
+  /** Seconds from an object's change (its own timestamps) to the cache write that reflects it. */
+  lag?(kind: CacheKind, seconds: number): void;
+  event?(kind: CacheKind, type: string): void;
+  relist?(kind: CacheKind, reason: string): void;
+  restart?(kind: CacheKind, reason: string): void;
+}
+
+export type CacheKind = 'deployments' | 'pods' | 'jobs';
+
+export interface ClusterCacheDeps {
+  kube: KubernetesPort;
+  store: StateStore;
+  writer: CacheWriter;
+  logger: Logger;
+  /** One namespace, or undefined for every namespace. */
+  namespace: string | undefined;
+  /** Enqueues a crash report (undefined: crash reports are off). */
+  reportCrashes?: Parameters<typeof enqueueCrashReports>[0] | undefined;
+  /** Called with a Job (slim) and its pods whenever either changed; records outcomes, enqueues reports. */
+  onJob(job: Stored<Job>, pods: Pod[]): Promise<void>;
+  observer?: ClusterCacheObserver;
+}
+
+type AnyReflector = Pick<
+  Reflector<'pods', unknown>,
+  | 'start'
+  | 'stop'
+  | 'relist'
+  | 'synced'
+  | 'state'
+  | 'hasSynced'
+  | 'size'
+  | 'resourceVersion'
+  | 'lastEventAt'
+  | 'watchingSince'
+>;
+
+/** A pod projection with when its object last changed, for the lag metric. */
+interface PodEntry {
+  summary: ManagedPodSummary;
+  changedAt: number | undefined;
+}
+
+function jobNameOf(p: Pod): string | undefined {
+  return p.metadata.labels?.['batch.kubernetes.io/job-name'] ?? p.metadata.labels?.['job-name'];
+}
+
+export interface KindStatus {
+  state: string;
+  synced: boolean;
+  objects: number;
+  resourceVersion: string | undefined;
+  lastEventAt: number | undefined;
+  watchingSince: number | undefined;
+}
+
+export class ClusterCache implements ClusterView {
+  private readonly deploymentReflector: Reflector<'deployments', DeploymentSummary>;
+  private readonly podReflector: Reflector<'pods', PodEntry>;
+  private readonly jobReflector: Reflector<'jobs', Stored<Job>>;
+  /** LRP → its live app pods by name. */
+  private readonly lrpPods = new Map<string, Map<string, AppPodSummary>>();
+  /** `namespace/job` → its pods by name. */
+  private readonly jobPods = new Map<string, Map<string, Pod>>();
+  /** LRPs whose entry must be written, with the oldest change not yet written. */
+  private dirtyLrps = new Map<string, number | undefined>();
+  private dirtyJobs = new Set<string>();
+  private flushing: Promise<void> | undefined;
+  private stopped = false;
+  /** Whether the first snapshot was written; until then events only fill memory. */
+  private ready = false;
+  readonly synced: Promise<void>;
+
+  constructor(
+    private readonly deps: ClusterCacheDeps,
+    private token: number,
+  ) {
+    const { kube, namespace } = deps;
+    const observer = (kind: CacheKind): ReflectorObserver => ({
+      onEvent: (type) => deps.observer?.event?.(kind, type),
+      onRelist: (reason, stats) => {
+        deps.observer?.relist?.(kind, reason);
+        deps.logger.info({ kind, reason, ...stats }, 'cluster listed');
+      },
+      onWatchRestart: (reason) => deps.observer?.restart?.(kind, reason),
+      onError: (err, info) => {
+        const e = err instanceof KubeApiError ? err : undefined;
+        const line = { kind, ...info, err: err instanceof Error ? err.message : String(err) };
+        if (e && !e.transient) deps.logger.error(line, 'watch refused');
+        else deps.logger.warn(line, 'watch failed');
+      },
+    });
+    this.deploymentReflector = new Reflector({
+      kube,
+      resource: 'deployments',
+      namespace,
+      labelSelector: APP_SELECTOR,
+      project: (d: Stored<Deployment>) => summarizeDeployment(d),
+      observer: observer('deployments'),
+    });
+    this.podReflector = new Reflector({
+      kube,
+      resource: 'pods',
+      namespace,
+      labelSelector: MANAGED_SELECTOR,
+      project: (p: Stored<Pod>) => {
+        const summary = summarizeManagedPod(p);
+        return summary ? { summary, changedAt: lastChangeMs(p) } : undefined;
+      },
+      handler: {
+        onUpsert: (_key, next, prev) => {
+          this.podGone(prev);
+          this.podSeen(next);
+        },
+        onDelete: (_key, prev) => {
+          this.podGone(prev, Date.now());
+        },
+      },
+      observer: observer('pods'),
+    });
+    this.jobReflector = new Reflector({
+      kube,
+      resource: 'jobs',
+      namespace,
+      labelSelector: JOB_SELECTOR,
+      project: (j: Stored<Job>) => slimJob(j),
+      handler: {
+        onUpsert: (key) => {
+          this.markJob(key);
+        },
+      },
+      observer: observer('jobs'),
+    });
+    this.synced = this.firstSync();
+    // Observed by start(); a failure is the caller's to see through `synced`.
+    this.synced.catch(() => undefined);
+  }
+
+  private reflectors(): [CacheKind, AnyReflector][] {
+    return [
+      ['deployments', this.deploymentReflector],
+      ['pods', this.podReflector],
+      ['jobs', this.jobReflector],
+    ];
+  }
+
+  start(): void {
+    for (const [, r] of this.reflectors()) r.start();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.reflectors().map(([, r]) => r.stop()));
+    await this.flushing;
+  }
+
+  /** After Redis lost the cache (or on request): relists every kind, then writes the cache whole. */
+  async relist(token: number): Promise<void> {
+    this.token = token;
+    await Promise.all(this.reflectors().map(([, r]) => r.relist('Redis lost the cache')));
+    await this.rewriteInstances();
+    for (const key of this.jobReflector.keys()) this.markJob(key);
+  }
+
+  status(): Record<CacheKind, KindStatus> {
+    const out = {} as Record<CacheKind, KindStatus>;
+    for (const [kind, r] of this.reflectors()) {
+      out[kind] = {
+        state: r.state,
+        synced: r.hasSynced,
+        objects: r.size,
+        resourceVersion: r.resourceVersion,
+        lastEventAt: r.lastEventAt,
+        watchingSince: r.watchingSince,
+      };
+    }
+    return out;
+  }
+
+  /** Resolves once every event seen so far is written (or its write failed): for tests and shutdown. */
+  async settled(): Promise<void> {
+    await this.synced;
+    while (this.flushing) await this.flushing;
+  }
+
+  // --- ClusterView ---------------------------------------------------------------------------------------
+
+  *deployments(): Iterable<DeploymentSummary> {
+    yield* this.deploymentReflector.values();
+  }
+
+  *jobs(): Iterable<Stored<Job>> {
+    yield* this.jobReflector.values();
+  }
+
+  podsOfJob(namespace: string, name: string): Pod[] {
+    return [...(this.jobPods.get(`${namespace}/${name}`)?.values() ?? [])];
+  }
+
+  /**
+   * Every LRP's entry into a fresh snapshot swapped in at once (fenced), keeping the indexes Redis holds.
+   * Pending per-LRP writes are dropped: the snapshot has them.
+   */
+  async rewriteInstances(): Promise<{ pods: number }> {
+    const started = Date.now();
+    const snapshot = this.deps.writer.snapshot(this.token);
+    const lrps = [...this.lrpPods.keys()];
+    let pods = 0;
+    try {
+      for (let b = 0; b < lrps.length; b += WRITE_BATCH) {
+        const batch = lrps.slice(b, b + WRITE_BATCH);
+        const previous = await this.deps.store.cachedAssignments(batch);
+        for (const [k, pg] of batch.entries()) {
+          const run = [...(this.lrpPods.get(pg)?.values() ?? [])];
+          pods += run.length;
+          const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
+          await snapshot.add(pg, instancesEntry(run, assignments));
+          await this.reportCrashes(run, assignments);
+        }
+      }
+      this.dirtyLrps.clear();
+      await snapshot.commit({
+        syncedAt: String(Date.now()),
+        durationMs: String(Date.now() - started),
+        deployments: String(this.deploymentReflector.size),
+        pods: String(pods),
+      });
+      return { pods };
+    } catch (e) {
+      await snapshot.abandon().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  // --- events --------------------------------------------------------------------------------------------
+
+  private async firstSync(): Promise<void> {
+    await Promise.all(this.reflectors().map(([, r]) => r.synced));
+    if (this.stopped) return;
+    await this.rewriteInstances();
+    this.ready = true;
+    for (const key of this.jobReflector.keys()) this.markJob(key);
+    this.schedule();
+  }
+
+  private podSeen(entry: PodEntry): void {
+    const s = entry.summary;
+    if (s.kind === 'app') {
+      let pods = this.lrpPods.get(s.processGuid);
+      if (!pods) this.lrpPods.set(s.processGuid, (pods = new Map<string, AppPodSummary>()));
+      pods.set(s.name, s);
+      this.markLrp(s.processGuid, entry.changedAt);
+    } else {
+      const key = `${s.pod.metadata.namespace ?? ''}/${jobNameOf(s.pod) ?? ''}`;
+      let pods = this.jobPods.get(key);
+      if (!pods) this.jobPods.set(key, (pods = new Map<string, Pod>()));
+      pods.set(s.pod.metadata.name, s.pod);
+      this.markJob(key);
+    }
+  }
+
+  private podGone(entry: PodEntry | undefined, changedAt?: number): void {
+    if (!entry) return;
+    const s = entry.summary;
+    if (s.kind === 'app') {
+      const pods = this.lrpPods.get(s.processGuid);
+      pods?.delete(s.name);
+      if (pods?.size === 0) this.lrpPods.delete(s.processGuid);
+      this.markLrp(s.processGuid, changedAt);
+    } else {
+      const key = `${s.pod.metadata.namespace ?? ''}/${jobNameOf(s.pod) ?? ''}`;
+      const pods = this.jobPods.get(key);
+      pods?.delete(s.pod.metadata.name);
+      if (pods?.size === 0) this.jobPods.delete(key);
+    }
+  }
+
+  private markLrp(processGuid: string, changedAt: number | undefined): void {
+    const had = this.dirtyLrps.get(processGuid);
+    this.dirtyLrps.set(
+      processGuid,
+      had === undefined ? changedAt : changedAt === undefined ? had : Math.min(had, changedAt),
+    );
+    this.schedule();
+  }
+
+  private markJob(key: string): void {
+    this.dirtyJobs.add(key);
+    this.schedule();
+  }
+
+  /** One flush at a time; events arriving meanwhile are folded into the next. */
+  private schedule(): void {
+    if (!this.ready || this.flushing || this.stopped) return;
+    this.flushing = new Promise<void>((resolve) => {
+      setImmediate(resolve);
+    })
+      .then(() => this.flush())
+      .catch((err: unknown) => {
+        this.deps.logger.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'cache write failed',
+        );
+        return new Promise<void>((resolve) => setTimeout(resolve, 500).unref());
+      })
+      .finally(() => {
+        this.flushing = undefined;
+        if (this.dirtyLrps.size > 0 || this.dirtyJobs.size > 0) this.schedule();
+      });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.dirtyLrps.size > 0 && !this.stopped) {
+      const batch = [...this.dirtyLrps].slice(0, WRITE_BATCH);
+      for (const [pg] of batch) this.dirtyLrps.delete(pg);
+      try {
+        await this.writeLrps(batch);
+      } catch (e) {
+        // Put them back (a later change may have marked them again meanwhile: keep the older time).
+        for (const [pg, at] of batch) this.markLrp(pg, at);
+        throw e;
+      }
+    }
+    const jobs = [...this.dirtyJobs];
+    this.dirtyJobs.clear();
+    for (const key of jobs) {
+      if (this.stopped) return;
+      const job = this.jobReflector.get(key);
+      if (!job) continue;
+      try {
+        await this.deps.onJob(job, this.podsOfJob(job.metadata.namespace ?? '', job.metadata.name));
+      } catch (e) {
+        this.dirtyJobs.add(key);
+        throw e;
+      }
+    }
+  }
+
+  private async writeLrps(batch: [string, number | undefined][]): Promise<void> {
+    const pgs = batch.map(([pg]) => pg);
+    const previous = await this.deps.store.cachedAssignments(pgs);
+    const put: [string, string][] = [];
+    const gone: string[] = [];
+    const crashes: [AppPodSummary[], Map<string, number>][] = [];
+    for (const [k, pg] of pgs.entries()) {
+      const run = [...(this.lrpPods.get(pg)?.values() ?? [])];
+      if (run.length === 0) {
+        gone.push(pg);
+        continue;
+      }
+      const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
+      put.push([pg, instancesEntry(run, assignments)]);
+      crashes.push([run, assignments]);
+    }
+    await this.deps.writer.putInstances(this.token, put);
+    await this.deps.writer.deleteInstances(this.token, gone);
+    const now = Date.now();
+    for (const [, at] of batch) {
+      if (at !== undefined) this.deps.observer?.lag?.('pods', Math.max(0, now - at) / 1000);
+    }
+    for (const [run, assignments] of crashes) await this.reportCrashes(run, assignments);
+  }
+
+  private async reportCrashes(run: AppPodSummary[], assignments: ReadonlyMap<string, number>): Promise<void> {
+    if (this.deps.reportCrashes) await enqueueCrashReports(this.deps.reportCrashes, run, assignments);
+  }
+}
+
+/** One LRP's cache entry, serialised at once (only the string is kept). */
+export function instancesEntry(
+  run: readonly AppPodSummary[],
+  assignments: ReadonlyMap<string, number>,
+): string {
+  const entry: CachedInstances = {
+    assignments: Object.fromEntries(assignments),
+    instances: run.map((p) => ({
+      index: assignments.get(p.name) ?? 0,
+      podName: p.name,
+      sinceNs: p.sinceNs,
+      state: p.state,
+      ...(p.placementError ? { placementError: p.placementError } : {}),
+    })),
+  };
+  return JSON.stringify(entry);
+}

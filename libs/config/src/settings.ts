@@ -257,6 +257,15 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
       throw new SettingsError(`invalid settings: ${a} and ${b} must be set together`);
     }
   }
+  // As client-go's leader election: a holder must give up before its Lease can pass to another.
+  if (
+    !(e.OPI_LEASE_RETRY_PERIOD_MS < e.OPI_LEASE_RENEW_DEADLINE_MS) ||
+    !(e.OPI_LEASE_RENEW_DEADLINE_MS < e.OPI_LEASE_DURATION_MS)
+  ) {
+    throw new SettingsError(
+      'invalid settings: OPI_LEASE_RETRY_PERIOD_MS < OPI_LEASE_RENEW_DEADLINE_MS < OPI_LEASE_DURATION_MS must hold',
+    );
+  }
   if (e.OPI_TLS_CLIENT_CA_FILE && !e.OPI_TLS_CERT_FILE) {
     throw new SettingsError(
       'invalid settings: OPI_TLS_CLIENT_CA_FILE needs OPI_TLS_CERT_FILE and OPI_TLS_KEY_FILE',

@@ -24,6 +24,8 @@ export type { CacheKind };
 export const HEARTBEAT_MS = 1000;
 /** A watch not running for this long is stale (re-watches after a normal end take well under this). */
 export const WATCH_STALE_MS = 10_000;
+/** Between attempts to claim the cache while Redis does not answer. */
+const CLAIM_RETRY_MS = 1000;
 
 export interface CacheLeaderOptions {
   deps: HandlerDeps;
@@ -147,19 +149,33 @@ class Term {
     return this.synced ? this.cache : undefined;
   }
 
+  /**
+   * Claims the cache (retrying while Redis is away) and starts the watches; the sync worker starts once
+   * the first lists are applied. Returns at once: a first list that takes long (or an API server that is
+   * down) must not hold up the end of this term.
+   */
   async begin(): Promise<void> {
-    try {
-      await this.o.writer.claim(this.token);
-    } catch (err) {
-      if (err instanceof FencedOffError) {
-        // Only when the Lease was deleted by hand (its transitions restart at 0): see CacheWriter.claim.
-        this.o.logger.error(
-          { token: this.token, fence: err.fence, key: this.o.writer.keys.cacheFence },
-          'the cache fence is above this Lease term: delete the fence key if the Lease was re-created',
-        );
+    while (!this.ended) {
+      try {
+        await this.o.writer.claim(this.token);
+        break;
+      } catch (err) {
+        if (err instanceof FencedOffError) {
+          // Only when the Lease was deleted by hand (its transitions restart at 0): see CacheWriter.claim.
+          this.o.logger.error(
+            { token: this.token, fence: err.fence, key: this.o.writer.keys.cacheFence },
+            'the cache fence is above this Lease term: delete the fence key if the Lease was re-created',
+          );
+        } else {
+          this.o.logger.warn(
+            { err: err instanceof Error ? err.message : String(err) },
+            'cannot claim the cache',
+          );
+        }
+        await new Promise((r) => setTimeout(r, CLAIM_RETRY_MS));
       }
-      throw err;
     }
+    if (this.ended) return;
     this.cache.start();
     this.heartbeat = setInterval(() => {
       this.beating ??= this.beat().finally(() => {
@@ -167,14 +183,24 @@ class Term {
       });
     }, HEARTBEAT_MS);
     this.heartbeat.unref();
+    void this.whenListed();
+  }
+
+  private async whenListed(): Promise<void> {
     const started = Date.now();
-    await this.cache.synced;
+    try {
+      await this.cache.synced;
+    } catch {
+      return; // stopped before the first list was applied
+    }
     if (this.ended) return;
     this.synced = true;
     this.o.logger.info({ ms: Date.now() - started, ...this.counts() }, 'cluster listed, cache written');
     this.syncWorker = startSyncWorker({ ...this.o.deps, cluster: this.cache }, this.o.workerOptions);
     // The first reconcile, from the watched state (drift that arose while nobody watched).
-    await this.o.deps.producer.syncNow();
+    await this.o.deps.producer.syncNow().catch((err: unknown) => {
+      this.o.logger.warn({ err }, 'could not enqueue the first sync');
+    });
   }
 
   async end(): Promise<void> {

@@ -123,6 +123,8 @@ export class ClusterCache implements ClusterView {
   private dirtyLrps = new Map<string, number | undefined>();
   private dirtyJobs = new Set<string>();
   private flushing: Promise<void> | undefined;
+  /** Whole rewrites in progress; per-LRP flushes wait for them. */
+  private rewriting = 0;
   private stopped = false;
   /** Whether the first snapshot was written; until then events only fill memory. */
   private ready = false;
@@ -259,6 +261,20 @@ export class ClusterCache implements ClusterView {
    * Pending per-LRP writes are dropped: the snapshot has them.
    */
   async rewriteInstances(): Promise<{ pods: number }> {
+    // No per-LRP write may land between the snapshot's reads and its rename (the rename would undo it):
+    // flushes wait, and what changes meanwhile stays marked for the first flush after.
+    this.rewriting++;
+    try {
+      while (this.flushing) await this.flushing;
+      this.dirtyLrps.clear();
+      return await this.writeSnapshot();
+    } finally {
+      this.rewriting--;
+      this.schedule();
+    }
+  }
+
+  private async writeSnapshot(): Promise<{ pods: number }> {
     const started = Date.now();
     const snapshot = this.deps.writer.snapshot(this.token);
     const lrps = [...this.lrpPods.keys()];
@@ -275,7 +291,6 @@ export class ClusterCache implements ClusterView {
           await this.reportCrashes(run, assignments);
         }
       }
-      this.dirtyLrps.clear();
       await snapshot.commit({
         syncedAt: String(Date.now()),
         durationMs: String(Date.now() - started),
@@ -293,8 +308,20 @@ export class ClusterCache implements ClusterView {
 
   private async firstSync(): Promise<void> {
     await Promise.all(this.reflectors().map(([, r]) => r.synced));
-    if (this.stopped) return;
-    await this.rewriteInstances();
+    // The first snapshot is retried until written: without it the cache is not this writer's yet.
+    for (;;) {
+      if (this.stopped) return;
+      try {
+        await this.rewriteInstances();
+        break;
+      } catch (err) {
+        this.deps.logger.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'cache write failed',
+        );
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
     this.ready = true;
     for (const key of this.jobReflector.keys()) this.markJob(key);
     this.schedule();
@@ -348,7 +375,7 @@ export class ClusterCache implements ClusterView {
 
   /** One flush at a time; events arriving meanwhile are folded into the next. */
   private schedule(): void {
-    if (!this.ready || this.flushing || this.stopped) return;
+    if (!this.ready || this.flushing || this.stopped || this.rewriting > 0) return;
     this.flushing = new Promise<void>((resolve) => {
       setImmediate(resolve);
     })

@@ -11,7 +11,14 @@ import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { createLogger } from '@opi/logging';
 import { JobProducer, producerConnection } from '@opi/queue';
-import { type CachedInstances, type InboxEntry, StateStore, TaskStore, parseInboxEntry } from '@opi/state';
+import {
+  CacheWriter,
+  type CachedInstances,
+  type InboxEntry,
+  StateStore,
+  TaskStore,
+  parseInboxEntry,
+} from '@opi/state';
 import { createApp } from '../../apps/api/src/index.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -184,12 +191,17 @@ function expectErrorBody(body: unknown, ...mentions: string[]): string {
   return message;
 }
 
+/** Replaces the whole instances cache, as the cache writer does (one writer, token 1, throughout). */
 async function writeCache(entries: Record<string, CachedInstances>, syncedAt = Date.now()): Promise<void> {
-  await env.store.writeCache(new Map(Object.entries(entries)), {
-    syncedAt,
-    durationMs: 5,
-    deployments: Object.keys(entries).length,
-    pods: 0,
+  const writer = new CacheWriter(env.redis, PREFIX);
+  await writer.claim(1);
+  const snapshot = writer.snapshot(1);
+  for (const [pg, cached] of Object.entries(entries)) await snapshot.add(pg, JSON.stringify(cached));
+  await snapshot.commit({
+    syncedAt: String(syncedAt),
+    durationMs: '5',
+    deployments: String(Object.keys(entries).length),
+    pods: '0',
   });
 }
 

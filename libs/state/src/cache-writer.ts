@@ -170,6 +170,8 @@ export class FencedSnapshot {
   private readonly key: string;
   private chunk: string[] = [];
   private written = 0;
+  /** Fields the snapshot key gained (HSET's answers): the commit checks the key still holds them all. */
+  private fields = 0;
 
   constructor(
     private readonly redis: Redis | Cluster,
@@ -202,6 +204,7 @@ export class FencedSnapshot {
     if (!res) throw new Error('Connection is closed');
     for (const [err] of res) if (err) throw err;
     this.written += fields.length / 2;
+    this.fields += Number(res[0]?.[1] ?? 0);
   }
 
   /**
@@ -215,9 +218,12 @@ export class FencedSnapshot {
       this.redis,
       CACHE_COMMIT_SNAPSHOT,
       [this.keys.cacheFence, this.keys.cacheEpoch, this.keys.instances, this.key, this.keys.syncMeta],
-      [this.token, epoch, this.written > 0 ? '1' : '0', ...Object.entries(meta).flat()],
+      [this.token, epoch, this.written > 0 ? String(this.fields) : '0', ...Object.entries(meta).flat()],
     );
-    if (r === -2) throw new Error('instances snapshot expired before its commit');
+    if (r === -2) {
+      await this.abandon();
+      throw new Error('instances snapshot expired before its commit');
+    }
     try {
       refused(r, this.token);
     } catch (err) {

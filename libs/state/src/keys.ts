@@ -18,7 +18,7 @@ export function keys(prefix: string) {
     generation: `${prefix}:state:generation`,
     /** Hash process guid → cached instances (from the sync). */
     instances: `${prefix}:state:instances`,
-    /** One sync's snapshot of `instances` while it writes it (see InstancesSnapshot). */
+    /** One snapshot of `instances` while the cache writer writes it, until its commit (see FencedSnapshot). */
     instancesNext: (id: string) => `${prefix}:state:instances:next:${id}`,
     /** Hash of facts about the last sync. */
     syncMeta: `${prefix}:state:sync`,

@@ -207,13 +207,15 @@ return 1
 /**
  * A fenced commit of a snapshot: renames the written snapshot over the instances hash (or deletes the
  * hash when the snapshot is empty) and sets the meta fields. Answers 1, 0 / -1 as FENCE_CHECK, or -2 when
- * a non-empty snapshot is gone (it expired). KEYS: fence, epoch, instances, snapshot, meta hash. ARGV:
- * token, epoch, '1' if entries were written else '0', then meta field/value pairs.
+ * the snapshot lacks fields it was given (it expired, whole or before a later chunk). KEYS: fence, epoch, instances, snapshot, meta hash. ARGV:
+ * token, epoch, the number of fields the snapshot was given ('0': none, empty the hash), then meta
+ * field/value pairs.
  */
 export const CACHE_COMMIT_SNAPSHOT = `
 ${FENCE_CHECK}
-if ARGV[3] == '1' then
-  if redis.call('EXISTS', KEYS[4]) == 0 then return -2 end
+if ARGV[3] ~= '0' then
+  -- A key that expired before (or between) its chunks holds fewer fields than were written.
+  if redis.call('HLEN', KEYS[4]) ~= tonumber(ARGV[3]) then return -2 end
   redis.call('RENAME', KEYS[4], KEYS[3])
   redis.call('PERSIST', KEYS[3])
 else

@@ -6,8 +6,9 @@
  * generation from one counter. Beside them a hash of pre-serialised scheduling infos, so GET /apps is one
  * HVALS and a string join, whatever the number of LRPs.
  *
- * Cache: the sync writes every LRP's instances into a fresh hash and renames it over the old one, so
- * readers see one complete snapshot or the previous one, never a mix.
+ * Cache: read here, written by the one cache writer (CacheWriter, fenced by the leader's token; see
+ * cache-writer.ts), which replaces the whole instances hash by renaming a fresh one over it, so readers see
+ * one complete snapshot or the previous one, never a mix, and then keeps it current entry by entry.
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
@@ -294,21 +295,6 @@ export class StateStore {
     }
   }
 
-  /** Swaps in a complete instances snapshot and the sync's facts, atomically. */
-  async writeCache(instances: ReadonlyMap<string, CachedInstances | string>, meta: SyncMeta): Promise<void> {
-    const snapshot = this.instancesSnapshot();
-    for (const [pg, v] of instances) await snapshot.add(pg, typeof v === 'string' ? v : JSON.stringify(v));
-    await snapshot.commit(meta);
-  }
-
-  /**
-   * A new instances snapshot, written in chunks as the sync builds it and swapped in whole by `commit`:
-   * the sync never holds every entry at once (100,000 apps), and readers still see one complete snapshot.
-   */
-  instancesSnapshot(): InstancesSnapshot {
-    return new InstancesSnapshot(this.redis, this.keys, randomUUID());
-  }
-
   async cachedInstances(processGuid: string): Promise<CachedInstances | undefined> {
     const v = await this.redis.hget(this.keys.instances, processGuid);
     return v ? (JSON.parse(v) as CachedInstances) : undefined;
@@ -385,67 +371,5 @@ export class StateStore {
       clearInterval(timer);
       await runScript(this.redis, RELEASE_LOCK, [key], [owner]);
     };
-  }
-}
-
-/** Entries per HSET while a snapshot is written. */
-const SNAPSHOT_CHUNK = 1000;
-/** A snapshot its sync abandoned (a crash) expires on its own. */
-const SNAPSHOT_TTL_MS = 15 * 60_000;
-
-/**
- * One sync's instances snapshot. Its key is its own (the sync's lock can expire under a slow sync, and a
- * second sync must not write into the first's snapshot); the rename makes it the cache at once.
- */
-export class InstancesSnapshot {
-  private readonly key: string;
-  private chunk: string[] = [];
-  private written = 0;
-
-  constructor(
-    private readonly redis: Redis | Cluster,
-    private readonly keys: Keys,
-    id: string,
-  ) {
-    this.key = keys.instancesNext(id);
-  }
-
-  async add(processGuid: string, entry: string): Promise<void> {
-    this.chunk.push(processGuid, entry);
-    if (this.chunk.length >= 2 * SNAPSHOT_CHUNK) await this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    if (this.chunk.length === 0) return;
-    const fields = this.chunk;
-    this.chunk = [];
-    await replies(
-      this.redis
-        .multi()
-        .hset(this.key, ...fields)
-        .pexpire(this.key, SNAPSHOT_TTL_MS),
-    );
-    this.written += fields.length / 2;
-  }
-
-  /** Makes this snapshot the cache (an empty one empties it) and records the sync's facts. */
-  async commit(meta: SyncMeta): Promise<void> {
-    await this.flush();
-    const m = this.redis.multi();
-    if (this.written > 0) m.rename(this.key, this.keys.instances).persist(this.keys.instances);
-    else m.del(this.keys.instances);
-    m.hset(this.keys.syncMeta, {
-      syncedAt: String(meta.syncedAt),
-      durationMs: String(meta.durationMs),
-      deployments: String(meta.deployments),
-      pods: String(meta.pods),
-    });
-    await replies(m);
-  }
-
-  /** Drops what was written (a sync that failed half-way). */
-  async abandon(): Promise<void> {
-    this.chunk = [];
-    await this.redis.del(this.key);
   }
 }

@@ -13,7 +13,7 @@ import { cp, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink } from 'node:f
 import { isBuiltin } from 'node:module';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import yaml from 'js-yaml';
@@ -690,13 +690,17 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
     const port = await read('libs/kube/src/port.ts');
     const body = port.slice(port.indexOf('export interface KubernetesPort'));
     const methods = [...body.matchAll(/^ {2}(\w+)(?:<[^(]*>)?\(/gm)].map((m) => m[1] ?? '');
+    // libs/kube holds callers too (the reflectors, the leader election), but not its own implementations
+    // of the port, which call nothing through it.
+    const implementations = new Set(['client-node-adapter.ts', 'fake.ts', 'port.ts']);
     const sources: string[] = [];
     for (const group of ['apps', 'libs']) {
       for (const ws of await readdir(join(repo, group))) {
-        if (group === 'libs' && (ws === 'kube' || ws === 'kube-sim')) continue;
+        if (group === 'libs' && ws === 'kube-sim') continue;
         const src = join(repo, group, ws, 'src');
         const files = await walk(src).catch(() => []);
         for (const f of files.filter((x) => x.endsWith('.ts') && !/\.(test|fixture)\.ts$/.test(x))) {
+          if (group === 'libs' && ws === 'kube' && implementations.has(basename(f))) continue;
           sources.push(await readFile(f, 'utf8'));
         }
       }

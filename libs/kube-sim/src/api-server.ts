@@ -546,6 +546,7 @@ export class ApiServer {
       delete meta['resourceVersion'];
       delete meta['uid'];
     }
+    if (resource.kind === 'Lease') checkLeaseTimes(raw['spec']);
     // Server-owned timestamps are ignored on input (clients echo them back, client-node as Dates).
     delete meta['creationTimestamp'];
     delete meta['managedFields'];
@@ -890,15 +891,21 @@ export class ApiServer {
     timers.push(setTimeout(finish, timeoutMs));
     if (bookmarks) {
       const every = this.options.bookmarkIntervalMs ?? 60_000;
-      const tick = (): void => {
+      const bookmark = (): void => {
         write('BOOKMARK', {
           kind: resource.kind,
           apiVersion: apiVersionOf(resource),
           metadata: { resourceVersion: this.store.resourceVersion },
         });
+      };
+      const tick = (): void => {
+        bookmark();
         timers.push(setTimeout(tick, every));
       };
       timers.push(setTimeout(tick, every));
+      // As the apiserver's watch cache (cacheWatcher.nextBookmarkTime): one more 2 s before a client's
+      // timeoutSeconds, so that its next watch resumes from close to now.
+      if (timeoutSeconds !== undefined) timers.push(setTimeout(bookmark, Math.max(0, timeoutMs - 2000)));
     }
     req.on('close', finish);
     res.on('error', finish);
@@ -945,6 +952,26 @@ export class ApiServer {
         return;
       default:
         throw new StatusError(404, 'NotFound', `no admin endpoint ${key}`);
+    }
+  }
+}
+
+/** metav1.MicroTime as the apiserver decodes it (RFC3339Micro): exactly six fractional digits. */
+const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$/;
+
+/** A Lease's times that a real apiserver cannot decode are a 400, not stored as sent (checked on 1.20). */
+function checkLeaseTimes(spec: unknown): void {
+  if (!isRecord(spec)) return;
+  for (const [field, go] of [
+    ['acquireTime', 'AcquireTime'],
+    ['renewTime', 'RenewTime'],
+  ] as const) {
+    const v = spec[field];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string' || !MICRO_TIME.test(v) || Number.isNaN(Date.parse(v))) {
+      throw errors.badRequest(
+        `Lease in version "v1" cannot be handled as a Lease: v1.Lease.Spec: v1.LeaseSpec.${go}: unmarshalerDecoder: parsing time ${JSON.stringify(v)} as "2006-01-02T15:04:05.000000Z07:00"`,
+      );
     }
   }
 }

@@ -81,6 +81,9 @@ function objectKey(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
 
+const CONTINUE_EXPIRED =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -206,41 +209,64 @@ export class Store {
     if (q.fields) this.checkFields(resource, q.fields);
     let snapshotRv = this.rv;
     let after: string | undefined;
+    // Keys changed since the snapshot, with what they held then (undefined: absent then).
+    let then: Map<string, KubeObject | undefined> | undefined;
     if (q.continueToken) {
       const token = decodeContinue(q.continueToken);
-      if (token.rv < this.compactedRv) {
-        throw errors.expired(
-          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
-        );
-      }
+      if (token.rv < this.compactedRv) throw errors.expired(CONTINUE_EXPIRED);
       snapshotRv = token.rv;
       after = token.start;
+      then = this.stateAt(resource, snapshotRv);
     }
     const bucket = this.bucket(resource);
     const keys = this.sortedKeys(resource);
+    // Objects deleted since the snapshot still belong to its later pages, as on a real apiserver.
+    const gone = then
+      ? [...then]
+          .filter(([key, o]) => o !== undefined && !bucket.has(key))
+          .map(([key]) => key)
+          .sort()
+      : [];
     const prefix = resource.namespaced && q.namespace ? `${q.namespace}/` : '';
-    let i = after !== undefined ? upperBound(keys, after) : prefix ? lowerBound(keys, prefix) : 0;
+    const start = (list: string[]): number =>
+      after !== undefined ? upperBound(list, after) : prefix ? lowerBound(list, prefix) : 0;
+    let i = start(keys);
+    let j = start(gone);
+    // The next key of both sorted lists merged, and a step past it.
+    const peek = (): string | undefined => {
+      const a = keys[i];
+      const b = gone[j];
+      if (a === undefined) return b;
+      return b === undefined || a < b ? a : b;
+    };
+    const step = (key: string): void => {
+      if (keys[i] === key) i++;
+      else j++;
+    };
+    const objectAt = (key: string): KubeObject | undefined =>
+      then?.has(key) ? then.get(key) : bucket.get(key);
     const limit = q.limit && q.limit > 0 ? q.limit : Infinity;
     const items: KubeObject[] = [];
     let lastKey: string | undefined;
-    for (; i < keys.length; i++) {
-      const key = keys[i] as string;
+    for (let key = peek(); key !== undefined; key = peek()) {
       if (prefix && !key.startsWith(prefix)) break;
-      const o = bucket.get(key);
-      if (!o || !this.matches(resource, o, q)) continue;
-      if (items.length === limit) break;
-      items.push(o);
-      lastKey = key;
+      const o = objectAt(key);
+      if (o && this.matches(resource, o, q)) {
+        if (items.length === limit) break;
+        items.push(o);
+        lastKey = key;
+      }
+      step(key);
     }
     const result: ListResult = { items, resourceVersion: String(snapshotRv) };
     // More remain if the loop stopped early at a matching object.
     if (items.length === limit && lastKey !== undefined) {
       let remaining = 0;
-      for (let j = i; j < keys.length; j++) {
-        const key = keys[j] as string;
+      for (let key = peek(); key !== undefined; key = peek()) {
         if (prefix && !key.startsWith(prefix)) break;
-        const o = bucket.get(key);
+        const o = objectAt(key);
         if (o && this.matches(resource, o, q)) remaining++;
+        step(key);
       }
       if (remaining > 0) {
         result.continueToken = encodeContinue({ rv: snapshotRv, start: lastKey });
@@ -248,6 +274,28 @@ export class Store {
       }
     }
     return result;
+  }
+
+  /**
+   * The objects of one type that changed after `rv`, as they were at `rv` (undefined: absent then), from
+   * the history: what a continue token's later pages read, as etcd serves them at the token's revision.
+   */
+  private stateAt(resource: ResourceType, rv: number): Map<string, KubeObject | undefined> {
+    const then = new Map<string, KubeObject | undefined>();
+    if (rv >= this.rv) return then;
+    let events: StoreEvent[];
+    try {
+      events = this.eventsSince(rv);
+    } catch {
+      throw errors.expired(CONTINUE_EXPIRED);
+    }
+    for (const e of events) {
+      if (e.resource !== resource) continue;
+      const key = objectKey(e.object.metadata.namespace, e.object.metadata.name);
+      // The first change after rv tells what the key held at rv.
+      if (!then.has(key)) then.set(key, e.type === 'ADDED' ? undefined : e.previous);
+    }
+    return then;
   }
 
   private checkNamespace(resource: ResourceType, namespace: string | undefined): void {

@@ -317,6 +317,16 @@ describe('FakeKubernetes: leases', () => {
     expect(await rejection(k.replaceLease(NS, created))).toBeInstanceOf(ConflictError);
     expect((await k.getLease(NS, 'cache-writer'))?.spec?.holderIdentity).toBe('w2');
   });
+
+  it('refuses lease times that are not MicroTime (six fractional digits), as the API server does', async () => {
+    const k = new FakeKubernetes({ namespaces: [NS] });
+    const lease = (renewTime: string) => ({ metadata: { name: 'l' }, spec: { renewTime } });
+    expect(await rejection(k.createLease(NS, lease('2026-12-01T10:00:00.123Z')))).toMatchObject({
+      status: 400,
+      transient: false,
+    });
+    await k.createLease(NS, lease('2026-12-01T10:00:00.123456Z'));
+  });
 });
 
 describe('FakeKubernetes: watches', () => {

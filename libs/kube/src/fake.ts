@@ -215,6 +215,21 @@ function status(
   });
 }
 
+/** metav1.MicroTime: the API server decodes only RFC 3339 with exactly six fractional digits (400 otherwise). */
+const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$/;
+
+function leaseTimesMustDecode(lease: Lease): void {
+  for (const t of [lease.spec?.acquireTime, lease.spec?.renewTime]) {
+    if (t !== undefined && !MICRO_TIME.test(t)) {
+      throw status(
+        400,
+        'BadRequest',
+        `Lease in version "v1" cannot be handled as a Lease: parsing time "${t}"`,
+      );
+    }
+  }
+}
+
 function invalid(kind: Kind, name: string, causes: string[]): KubeApiError {
   return status(422, 'Invalid', `${kind.kind} "${name}" is invalid: ${causes.join(', ')}`);
 }
@@ -751,6 +766,7 @@ export class FakeKubernetes implements KubernetesPort {
       if (meta.resourceVersion) {
         throw status(500, 'InternalError', 'resourceVersion should not be set on objects to be created');
       }
+      if (resource === 'leases') leaseTimesMustDecode(o as Lease);
       this.namespaceMustExist(namespace);
       if (this.bucket(resource).has(key(namespace, name))) {
         throw new AlreadyExistsError({ message: `${kind.qualified} "${name}" already exists` });
@@ -822,6 +838,7 @@ export class FakeKubernetes implements KubernetesPort {
       const conflict = new ConflictError({
         message: `Operation cannot be fulfilled on ${kind.qualified} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
       });
+      if (resource === 'leases') leaseTimesMustDecode(o as Lease);
       const meta: Partial<ObjectMeta> = o.metadata ?? {};
       if (meta.resourceVersion && meta.resourceVersion !== old.metadata.resourceVersion) throw conflict;
       if (meta.uid && meta.uid !== old.metadata.uid) {

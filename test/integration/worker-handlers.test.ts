@@ -113,7 +113,6 @@ afterAll(async () => {
 
 // --- helpers -----------------------------------------------------------------------------------------------
 
-
 /**
  * One sync as the cache writer runs it: the cluster watched (a ClusterCache over the env's port, its
  * first list applied and written), then syncCluster from that view. Stops the watch afterwards.

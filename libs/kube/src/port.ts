@@ -65,7 +65,10 @@ export interface WatchStatus {
 /** One line of a watch stream, as the API server sent it. A BOOKMARK's object carries only its kind and resourceVersion. */
 export type WatchEvent<T> =
   | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: T }
-  | { type: 'BOOKMARK'; object: { metadata: { resourceVersion: string; annotations?: Record<string, string> } } }
+  | {
+      type: 'BOOKMARK';
+      object: { metadata: { resourceVersion: string; annotations?: Record<string, string> } };
+    }
   | { type: 'ERROR'; object: WatchStatus };
 
 export interface WatchOptions {

@@ -62,3 +62,8 @@ export function logTail(sp: ServiceProcess, lines = 20): string {
     return '';
   }
 }
+
+/** Freezes (SIGSTOP) or thaws (SIGCONT) a live process, as a long GC pause or a stalled VM would. */
+export function freeze(sp: ServiceProcess, frozen: boolean): void {
+  if (alive(sp)) sp.proc.kill(frozen ? 'SIGSTOP' : 'SIGCONT');
+}

@@ -85,7 +85,7 @@ export function startCacheLeader(o: CacheLeaderOptions): CacheLeader {
       void enqueue(async () => {
         logger.info({ identity: o.identity, token }, 'holding the cache writer Lease: watching the cluster');
         o.observer?.leading?.(true);
-        term = new Term(o, token);
+        term = new Term(o, token, () => elector.isLeader());
         await term.begin();
       });
     },
@@ -127,6 +127,8 @@ class Term {
   constructor(
     private readonly o: CacheLeaderOptions,
     private readonly token: number,
+    /** False as soon as the Lease may be another's (the elector knows before this term is ended). */
+    private readonly leading: () => boolean,
   ) {
     this.cache = new ClusterCache(
       {
@@ -207,9 +209,10 @@ class Term {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.heartbeat);
+    // The cache first: a beat waiting on a relist (an API server that does not answer) ends with it.
+    await this.cache.stop();
     await this.beating;
     await this.syncWorker?.close();
-    await this.cache.stop();
   }
 
   private counts(): Record<string, number> {
@@ -218,6 +221,9 @@ class Term {
   }
 
   private async beat(): Promise<void> {
+    // A holder resumed after a pause may no longer hold the Lease: its epoch is then gone because the
+    // next holder claimed the cache, not because Redis lost it.
+    if (!this.leading()) return;
     try {
       if (this.synced && !(await this.o.writer.epochPresent())) {
         this.o.logger.warn('Redis lost the cache: relisting the cluster and syncing');

@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { crashReportsFor, reportedCrashesOf } from './crashes.js';
 import { podToInstance } from './instances.js';
-import { taskOutcome } from './job-outcome.js';
+import { jobFinished, taskOutcome } from './job-outcome.js';
 import { sampleTask } from './job.fixture.js';
 import type { Pod } from './k8s-objects.js';
 import { LABEL_GUID, LABEL_MANAGED_BY, LABEL_SOURCE_TYPE, LABEL_VERSION } from './labels.js';
 import { lrp, opi, pods } from './pod.fixture.js';
-import { slimPod } from './slim.js';
+import { slimJob, slimPod } from './slim.js';
 import { taskToJob } from './task-job.js';
 
 describe('slimPod', () => {
@@ -47,5 +47,29 @@ describe('slimPod', () => {
     const withJobName = { ...failed, metadata: { ...failed.metadata, labels: { 'job-name': 'task-x' } } };
     expect(slimPod(withJobName).metadata.labels).toEqual({ 'job-name': 'task-x' });
     expect(taskOutcome(finished, [failed])).toBeDefined();
+  });
+});
+
+describe('slimJob', () => {
+  it('answers finished and the outcome as the whole Job, without env, probes or the pod template', () => {
+    const job = taskToJob(sampleTask(), { runAsNonRoot: true });
+    const stored = {
+      ...job,
+      metadata: { ...job.metadata, namespace: 'cf-workloads', uid: 'u1', resourceVersion: '7' },
+      status: {
+        failed: 1,
+        conditions: [{ type: 'Failed', status: 'True' as const, reason: 'BackoffLimitExceeded' }],
+      },
+    };
+    const slim = slimJob(stored);
+    expect(jobFinished(slim)).toBe(jobFinished(stored));
+    expect(taskOutcome(slim, [])).toEqual(taskOutcome(stored, []));
+    expect(slim.metadata.annotations).toEqual(stored.metadata.annotations);
+    expect(slim.metadata.labels).toEqual(stored.metadata.labels);
+    expect(slim.spec?.template.spec?.containers).toEqual([
+      { name: stored.spec.template.spec?.containers[0]?.name, image: sampleTask().spec.image },
+    ]);
+    expect(JSON.stringify(slim)).not.toContain('rake db:migrate');
+    expect(JSON.stringify(slim).length).toBeLessThan(JSON.stringify(stored).length / 2);
   });
 });

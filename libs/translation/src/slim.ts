@@ -5,7 +5,7 @@
  * the tests pin that they answer the same.
  */
 import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
-import type { ContainerStatus, Job, Pod } from './k8s-objects.js';
+import type { ContainerStatus, Job, ObjectMeta, Pod } from './k8s-objects.js';
 import { LABEL_GUID, LABEL_MANAGED_BY, LABEL_SOURCE_TYPE, LABEL_VERSION } from './labels.js';
 
 /** The labels the sync reads off a pod: its LRP, its kind, its Job. */
@@ -40,6 +40,26 @@ function slimStatus(c: ContainerStatus): ContainerStatus {
   };
 }
 
+/** apiVersion and kind, when the object has them. */
+function kindOf(o: { apiVersion?: string | undefined; kind?: string | undefined }): Partial<Pod> {
+  return {
+    ...(o.apiVersion ? { apiVersion: o.apiVersion } : {}),
+    ...(o.kind ? { kind: o.kind } : {}),
+  } as Partial<Pod>;
+}
+
+/** Name, namespace, uid, resourceVersion, creation and deletion times: what identifies an object's version. */
+function identityOf(m: ObjectMeta): ObjectMeta {
+  return {
+    name: m.name,
+    ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+    ...(m.uid !== undefined ? { uid: m.uid } : {}),
+    ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
+    ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
+    ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+  };
+}
+
 /**
  * A pod's identity, the labels and the crash marker the sync reads, and its status (scheduling condition,
  * container states); of its spec only the node and the containers' names.
@@ -48,15 +68,9 @@ export function slimPod<T extends Pod>(pod: T): T {
   const { spec, status, metadata } = pod;
   const m = metadata;
   return {
-    ...(pod.apiVersion ? { apiVersion: pod.apiVersion } : {}),
-    ...(pod.kind ? { kind: pod.kind } : {}),
+    ...kindOf(pod),
     metadata: {
-      name: m.name,
-      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
-      ...(m.uid !== undefined ? { uid: m.uid } : {}),
-      ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
-      ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
-      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      ...identityOf(m),
       labels: pick(m.labels, POD_LABELS),
       annotations: pick(m.annotations, [CRASHES_REPORTED_ANNOTATION]),
     },
@@ -102,15 +116,9 @@ export function slimJob<T extends Job>(job: T): T {
   const { spec, status, metadata: m } = job;
   const container = spec?.template.spec?.containers[0];
   return {
-    ...(job.apiVersion ? { apiVersion: job.apiVersion } : {}),
-    ...(job.kind ? { kind: job.kind } : {}),
+    ...kindOf(job),
     metadata: {
-      name: m.name,
-      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
-      ...(m.uid !== undefined ? { uid: m.uid } : {}),
-      ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
-      ...(m.creationTimestamp ? { creationTimestamp: m.creationTimestamp } : {}),
-      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      ...identityOf(m),
       ...(m.labels ? { labels: m.labels } : {}),
       ...(m.annotations ? { annotations: m.annotations } : {}),
     },

@@ -21,6 +21,7 @@ import { Redis } from 'ioredis';
 import { FAST_BEHAVIOUR, type FaultConfig, type Simulator, startSimulator } from '@opi/kube-sim';
 import { eventually } from '../support/eventually.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
+import { taskBody } from '../support/task-body.js';
 import { type ServiceProcess, alive, freeze, kill, logTail, spawnService } from './processes.js';
 import { type PrivateRedis, freePort, startPrivateRedis } from './redis-server.js';
 
@@ -140,26 +141,11 @@ function desireBody(a: AppModel): Record<string, unknown> {
   };
 }
 
-function taskBody(cc: FakeCc, t: TaskModel): Record<string, unknown> {
+/** A task's run time and, for one that fails, exit code, in the simulated cluster. */
+function taskEnv(t: TaskModel): Record<string, string> {
   const env: Record<string, string> = { KUBESIM_RUN_MS: String(t.runMs) };
   if (t.fails) Object.assign(env, { KUBESIM_BEHAVIOUR: 'fail', KUBESIM_EXIT_CODE: '3' });
-  return {
-    name: `task-${t.guid.slice(-6)}`,
-    app_guid: 'app-1',
-    app_name: 'app',
-    org_guid: 'org-1',
-    org_name: 'org',
-    space_guid: 'space-1',
-    space_name: 'dev',
-    completion_callback: `${cc.url}/internal/v4/tasks/${t.guid}/completed`,
-    environment: Object.entries(env).map(([name, value]) => ({ name, value })),
-    lifecycle: {
-      docker_lifecycle: { image: 'registry.example/task:1', command: ['/bin/sh', '-c', 'echo hi'] },
-    },
-    memory_mb: 64,
-    disk_mb: 128,
-    cpu_weight: 1,
-  };
+  return env;
 }
 
 /** Completion callbacks CC processed (answered below 500), by task guid; the path names the task. */
@@ -469,7 +455,8 @@ async function runSeed(seed: number): Promise<void> {
       await pool(todo, 8, async (x) => {
         if (x.accepted) vanished.add(x.guid);
         x.posts++;
-        x.accepted = (await request(base, 'POST', `/tasks/${x.guid}`, taskBody(cc, x))).status === 202;
+        const body = taskBody(cc.url, x.guid, taskEnv(x));
+        x.accepted = (await request(base, 'POST', `/tasks/${x.guid}`, body)).status === 202;
       });
     };
 
@@ -1090,7 +1077,7 @@ class CacheChaos {
           posts: 1,
         };
         this.tasks.push(t.guid);
-        await this.must('POST', `/tasks/${t.guid}`, taskBody(this.cc, t), 202);
+        await this.must('POST', `/tasks/${t.guid}`, taskBody(this.cc.url, t.guid, taskEnv(t)), 202);
       }
       const victim = running[Math.floor(this.rand() * running.length)]!;
       const pods = await this.core.listNamespacedPod({

@@ -15,6 +15,7 @@ import { type CachedInstances, keys } from '@opi/state';
 import { ANNOTATION_TASK_GUID, lrpSelectorString } from '@opi/translation';
 import type { RunningWorker } from '../../apps/worker/src/index.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
+import { taskBody } from '../support/task-body.js';
 import {
   NAMESPACE,
   type Service,
@@ -171,26 +172,6 @@ async function scrape(w: RunningWorker): Promise<Map<string, number>> {
   return out;
 }
 
-function taskBody(cc: FakeCc, guid: string, env: Record<string, string>): Record<string, unknown> {
-  return {
-    name: `task-${guid.slice(0, 8)}`,
-    app_guid: 'app-1',
-    app_name: 'app',
-    org_guid: 'org-1',
-    org_name: 'org',
-    space_guid: 'space-1',
-    space_name: 'dev',
-    completion_callback: `${cc.url}/internal/v4/tasks/${guid}/completed`,
-    environment: Object.entries(env).map(([name, value]) => ({ name, value })),
-    lifecycle: {
-      docker_lifecycle: { image: 'registry.example/task:1', command: ['/bin/sh', '-c', 'echo hi'] },
-    },
-    memory_mb: 64,
-    disk_mb: 128,
-    cpu_weight: 1,
-  };
-}
-
 async function taskGuids(s: Service): Promise<string[]> {
   const r = await call(s.base, 'GET', '/tasks');
   return r.status === 200 ? (JSON.parse(r.text) as { guid: string }[]).map((t) => t.guid) : [];
@@ -304,7 +285,7 @@ describe('the cache follows the watch (no periodic sync)', () => {
     const syncs = await idleSyncs(syncQueue);
     const g = uuid(1, 'task');
     expect(
-      (await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc, g, { KUBESIM_RUN_MS: '300' }))).status,
+      (await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g, { KUBESIM_RUN_MS: '300' }))).status,
     ).toBe(202);
     const path = `/internal/v4/tasks/${g}/completed`;
     await eventually(async () => cc.callsTo(path).length > 0, 'the completion callback');
@@ -445,7 +426,8 @@ describe('a Redis FLUSHDB', () => {
     for (const [i, a] of apps.entries()) await desire(s, a, { instances: i + 1, last_updated: `t${i}` });
     const task = uuid(1, 'flusht');
     expect(
-      (await call(s.base, 'POST', `/tasks/${task}`, taskBody(cc, task, { KUBESIM_RUN_MS: '600000' }))).status,
+      (await call(s.base, 'POST', `/tasks/${task}`, taskBody(cc.url, task, { KUBESIM_RUN_MS: '600000' })))
+        .status,
     ).toBe(202);
     const before = new Map<string, CachedInstances>();
     for (const [i, a] of apps.entries()) before.set(a.pg, await settledEntry(s, a, i + 1));

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '@opi/queue';
+import { taskBody } from '../support/task-body.js';
 import {
   type Service,
   call,
@@ -18,6 +19,8 @@ import {
   uuid,
 } from './harness.js';
 
+/** Where task completions go in these tests: nothing listens there. */
+const NO_CC = 'http://127.0.0.1:1';
 const TOKENS = ['limits-token-one-0123456789', 'limits-token-two-0123456789'];
 
 let service: Service | undefined;
@@ -55,25 +58,6 @@ async function metric(s: Service, name: string): Promise<string> {
     .split('\n')
     .filter((l) => l.startsWith(name))
     .join('\n');
-}
-
-function taskBody(guid: string): Record<string, unknown> {
-  return {
-    guid,
-    name: 'migrate',
-    app_guid: 'app-1',
-    app_name: 'app',
-    org_name: 'org',
-    org_guid: 'org-1',
-    space_name: 'dev',
-    space_guid: 'space-1',
-    environment: [],
-    completion_callback: 'http://127.0.0.1:1/callback',
-    lifecycle: { docker_lifecycle: { image: 'busybox:1', command: ['true'] } },
-    memory_mb: 64,
-    disk_mb: 64,
-    cpu_weight: 1,
-  };
 }
 
 describe('body size', () => {
@@ -197,9 +181,9 @@ describe('queue-depth back-pressure', () => {
     expect((await call(s.base, 'GET', `/apps/${first.guid}/${first.version}/instances`)).status).not.toBe(
       503,
     );
-    expect((await call(s.base, 'POST', `/tasks/${uuid(1, 'bpt')}`, taskBody(uuid(1, 'bpt')))).status).toBe(
-      202,
-    );
+    expect(
+      (await call(s.base, 'POST', `/tasks/${uuid(1, 'bpt')}`, taskBody(NO_CC, uuid(1, 'bpt')))).status,
+    ).toBe(202);
     expect(await metric(s, 'opi_backpressure_rejections_total')).toMatch(
       /^opi_backpressure_rejections_total\{queue="lrp"\} [1-9]/m,
     );
@@ -227,7 +211,7 @@ describe('queue-depth back-pressure', () => {
     const refused = await eventually(async () => {
       n++;
       const guid = uuid(n, 'bpt');
-      const res = await call(s.base, 'POST', `/tasks/${guid}`, taskBody(guid));
+      const res = await call(s.base, 'POST', `/tasks/${guid}`, taskBody(NO_CC, guid));
       return res.status === 202 ? false : { ...res, guid };
     }, 'a task refused for back-pressure');
     expect(refused.status).toBe(503);

@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { parseSettings } from '@opi/config';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
+import { taskBody } from '../support/task-body.js';
 import { type Service, call, deployedGuids, desireBody, eventually, startService } from './harness.js';
 
 // ---------------------------------------------------------------------------------------------------
@@ -81,24 +82,6 @@ async function scrape(base: string): Promise<Scrape> {
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 const QUEUES = ['lrp', 'sync', 'task', 'callback'];
 const STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'];
-
-function taskBody(cc: FakeCc, guid: string): Record<string, unknown> {
-  return {
-    name: 'metrics-task',
-    app_guid: 'app-1',
-    app_name: 'app',
-    org_guid: 'org-1',
-    org_name: 'org',
-    space_guid: 'space-1',
-    space_name: 'dev',
-    completion_callback: `${cc.url}/internal/v4/tasks/${guid}/completed`,
-    environment: [{ name: 'KUBESIM_RUN_MS', value: '200' }],
-    lifecycle: { docker_lifecycle: { image: 'registry.example/task:1', command: ['/bin/true'] } },
-    memory_mb: 64,
-    disk_mb: 128,
-    cpu_weight: 1,
-  };
-}
 
 /** A port nothing listens on: taken from the OS, then let go. */
 async function closedPort(): Promise<number> {
@@ -192,7 +175,7 @@ describe('metrics and health', () => {
     cc.answerFor(`/internal/v4/tasks/${tasks.failing}/`, 503);
     for (const g of Object.values(tasks)) {
       sent.push(g);
-      expect((await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc, g))).status).toBe(202);
+      expect((await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g))).status).toBe(202);
     }
 
     await eventually(async () => {

@@ -19,6 +19,7 @@ import {
   startRedisCluster,
   startRedisSentinel,
 } from '../support/redis-cluster.js';
+import { taskBody } from '../support/task-body.js';
 import { type Service, call, deployedGuids, desireBody, eventually, startService, uuid } from './harness.js';
 
 const PREFIX = '{opi}';
@@ -123,22 +124,7 @@ describeWithRedis('on a Redis Cluster with the prefix {opi}', () => {
 
   it('runs a task as a Job and tells CC once', async () => {
     const g = randomUUID();
-    const body = {
-      name: 'migrate',
-      app_guid: 'app-1',
-      app_name: 'app',
-      org_guid: 'org-1',
-      org_name: 'org',
-      space_guid: 'space-1',
-      space_name: 'dev',
-      completion_callback: `${cc.url}/internal/v4/tasks/${g}/completed`,
-      environment: [{ name: 'KUBESIM_RUN_MS', value: '200' }],
-      lifecycle: { docker_lifecycle: { image: 'registry.example/task:1', command: ['true'] } },
-      memory_mb: 64,
-      disk_mb: 128,
-      cpu_weight: 1,
-    };
-    expect((await call(s.base, 'POST', `/tasks/${g}`, body)).status).toBe(202);
+    expect((await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g))).status).toBe(202);
     expect((await call(s.base, 'GET', `/tasks/${g}`)).status).toBe(200);
     const done = await eventually(
       async () => cc.callsTo(`/internal/v4/tasks/${g}/completed`).find((c) => c.status === 200),

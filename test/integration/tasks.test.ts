@@ -4,38 +4,13 @@
  */
 import { type FakeCc, type RecordedCall, startFakeCc } from '../support/fake-cc.js';
 import { type TestRegistry, pushImage, startRegistry } from '../support/registry.js';
+import { taskBody } from '../support/task-body.js';
 import { type Service, call, desireBody, eventually, startService, uuid } from './harness.js';
 
 interface Completed {
   task_guid: string;
   failed: boolean;
   failure_reason: string;
-}
-
-function taskBody(
-  cc: FakeCc,
-  guid: string,
-  env: Record<string, string> = {},
-  extra: Record<string, unknown> = {},
-) {
-  return {
-    name: `task-${guid.slice(0, 8)}`,
-    app_guid: 'app-1',
-    app_name: 'app',
-    org_guid: 'org-1',
-    org_name: 'org',
-    space_guid: 'space-1',
-    space_name: 'dev',
-    completion_callback: `${cc.url}/internal/v4/tasks/${guid}/completed`,
-    environment: Object.entries({ KUBESIM_RUN_MS: '200', ...env }).map(([name, value]) => ({ name, value })),
-    lifecycle: {
-      docker_lifecycle: { image: 'registry.example/task:1', command: ['/bin/sh', '-c', 'echo hi'] },
-    },
-    memory_mb: 64,
-    disk_mb: 128,
-    cpu_weight: 1,
-    ...extra,
-  };
 }
 
 function completions(cc: FakeCc, guid: string): Completed[] {
@@ -81,9 +56,9 @@ describe('tasks', () => {
 
   it('runs a task and reports success once; it then leaves GET /tasks and its Job goes', async () => {
     const g = uuid(1, 'task');
-    expect((await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc, g))).status).toBe(202);
+    expect((await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g))).status).toBe(202);
     // Posting it again is idempotent: one Job, 202 both times.
-    expect((await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc, g))).status).toBe(202);
+    expect((await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g))).status).toBe(202);
     expect(await taskGuids(s)).toContain(g);
     expect(JSON.parse((await call(s.base, 'GET', `/tasks/${g}`)).text)).toEqual({ guid: g });
     expect(await completion(cc, g)).toEqual({ task_guid: g, failed: false, failure_reason: '' });
@@ -105,9 +80,9 @@ describe('tasks', () => {
       s.base,
       'POST',
       `/tasks/${failing}`,
-      taskBody(cc, failing, { KUBESIM_BEHAVIOUR: 'fail', KUBESIM_EXIT_CODE: '3' }),
+      taskBody(cc.url, failing, { KUBESIM_BEHAVIOUR: 'fail', KUBESIM_EXIT_CODE: '3' }),
     );
-    await call(s.base, 'POST', `/tasks/${oom}`, taskBody(cc, oom, { KUBESIM_BEHAVIOUR: 'oom' }));
+    await call(s.base, 'POST', `/tasks/${oom}`, taskBody(cc.url, oom, { KUBESIM_BEHAVIOUR: 'oom' }));
     expect(await completion(cc, failing)).toEqual({
       task_guid: failing,
       failed: true,
@@ -118,7 +93,7 @@ describe('tasks', () => {
 
   it('cancels a task: 204, its Job goes, CC hears "task was cancelled"', async () => {
     const g = uuid(4, 'task');
-    await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc, g, { KUBESIM_RUN_MS: '600000' }));
+    await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g, { KUBESIM_RUN_MS: '600000' }));
     await eventually(
       async () =>
         (await jobNames(s)).length > 0 && (await jobNames(s)).some((n) => n.includes(g.slice(0, 8))),
@@ -140,7 +115,7 @@ describe('tasks', () => {
   it('delivers a completion once after CC was down for a minute', async () => {
     const g = uuid(5, 'task');
     await cc.down();
-    await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc, g));
+    await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g));
     await new Promise((r) => setTimeout(r, 60_000));
     expect(completions(cc, g)).toHaveLength(0);
     await cc.up();
@@ -153,7 +128,7 @@ describe('tasks', () => {
   it('stops retrying when CC answers 400', async () => {
     const g = uuid(6, 'task');
     cc.answerFor(`/internal/v4/tasks/${g}`, 400, { body: { error: 'already finished' } });
-    await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc, g));
+    await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g));
     await eventually(
       async () => cc.callsTo(`/internal/v4/tasks/${g}`).length === 1,
       'the one refused callback',
@@ -167,7 +142,7 @@ describe('tasks', () => {
   it('reports each of many tasks exactly once, across two workers and a worker restart', async () => {
     const guids = Array.from({ length: 40 }, (_, i) => uuid(100 + i, 'many'));
     for (const g of guids)
-      await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc, g, { KUBESIM_RUN_MS: '500' }));
+      await call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g, { KUBESIM_RUN_MS: '500' }));
     // A worker goes away mid-run and a new one comes.
     const first = s.workers[0]!;
     await first.close();
@@ -184,13 +159,13 @@ describe('tasks', () => {
   it('refuses bad task input with 4xx and creates nothing', async () => {
     const before = await jobNames(s);
     const g = uuid(7, 'bad');
-    const noLifecycle = taskBody(cc, g);
+    const noLifecycle = taskBody(cc.url, g);
     delete (noLifecycle as Partial<typeof noLifecycle>).lifecycle;
     const cases = [
       noLifecycle,
-      taskBody(cc, g, {}, { lifecycle: { nix_lifecycle: { image: 'x' } } }),
-      taskBody(cc, g, {}, { completion_callback: 'not a url' }),
-      taskBody(cc, g, {}, { completion_callback: 'ftp://cc/callback' }),
+      { ...taskBody(cc.url, g), lifecycle: { nix_lifecycle: { image: 'x' } } },
+      { ...taskBody(cc.url, g), completion_callback: 'not a url' },
+      { ...taskBody(cc.url, g), completion_callback: 'ftp://cc/callback' },
     ];
     for (const body of cases) {
       const r = await call(s.base, 'POST', `/tasks/${g}`, body);
@@ -217,7 +192,7 @@ describe('500 tasks at once', () => {
   it('reports every one exactly once', async () => {
     const guids = Array.from({ length: 500 }, (_, i) => uuid(i, 'bulk'));
     await Promise.all(
-      guids.map((g) => call(s.base, 'POST', `/tasks/${g}`, taskBody(cc, g, { KUBESIM_RUN_MS: '100' }))),
+      guids.map((g) => call(s.base, 'POST', `/tasks/${g}`, taskBody(cc.url, g, { KUBESIM_RUN_MS: '100' }))),
     );
     await eventually(
       async () => guids.every((g) => completions(cc, g).length >= 1),

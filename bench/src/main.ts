@@ -3,21 +3,45 @@
  * bare HTTP handler or raw BullMQ would do, on the same machine, in the same run. The API runs as its own
  * process (`node apps/api/dist/main.js`, production log level) on a spare Redis database with a unique key
  * prefix; the simulated cluster runs in this process without controllers (nothing reconciles), filled
- * straight through its store. Prints a table and writes bench/results/latest.json.
+ * straight through its store. Prints a table and writes bench/results/latest.json. The watch's figures
+ * (issue 15: LISTs while idle, the first list, freshness; on a real server too) are in watch-cache.ts.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { desireBody, uuid } from './bodies.js';
+import { watchCache, watchCacheOptions } from './watch-cache.js';
+import {
+  type Child,
+  NAMESPACE,
+  REDIS_URL,
+  type Row,
+  WORKER_NODE_ARGS,
+  apiScript,
+  cpuSeconds,
+  deathOf,
+  deletePrefix,
+  elapsedSeconds,
+  ended,
+  log,
+  logLines,
+  percentile,
+  repo,
+  rssBytes,
+  serviceEnv,
+  sleep,
+  startChild,
+  stopChild,
+  table,
+  workerScript,
+} from './common.js';
 import { desireLrpSchema, schedulingInfoJson, schedulingInfosBody, toDesiredLrp } from '@opi/contract';
 import type { DesiredLrp } from '@opi/domain';
 import { type Simulator, startSimulator } from '@opi/kube-sim';
@@ -34,28 +58,13 @@ import {
   lrpToDeployment,
 } from '@opi/translation';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const NAMESPACE = 'cf-workloads';
-const REDIS_DB = Number(process.env['BENCH_REDIS_DB'] ?? 9);
-const REDIS_URL = `redis://127.0.0.1:6379/${REDIS_DB}`;
 const quick = process.argv.includes('--quick');
-/**
- * The worker's Node flags: those it ships with (`npm run start:worker`, which k8s/ and the compose file
- * repeat; a test keeps them equal), so the worker is measured as it runs. BENCH_WORKER_NODE_OPTIONS
- * replaces them, e.g. `--max-old-space-size=128` or an empty string for V8's defaults.
- */
-const WORKER_NODE_ARGS = ((): string[] => {
-  const override = process.env['BENCH_WORKER_NODE_OPTIONS'];
-  if (override !== undefined) return override.split(/\s+/).filter(Boolean);
-  const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
-    scripts: Record<string, string>;
-  };
-  return (pkg.scripts['start:worker'] ?? '').split(/\s+/).filter((a) => a.startsWith('--'));
-})();
-/** `--only=convergence` (or reads, ingest, queue): one scenario, for profiling. */
+/** `--only=convergence` (or reads, ingest, queue, watch): one scenario, for profiling. */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-const runs = (scenario: 'reads' | 'ingest' | 'queue' | 'convergence'): boolean =>
+const runs = (scenario: 'reads' | 'ingest' | 'queue' | 'convergence' | 'watch'): boolean =>
   only === undefined || only === scenario;
+/** The watch scenario's flags (--apps, --kubeconfig, …; see watch-cache.ts), checked before anything runs. */
+const watchOptions = watchCacheOptions(process.argv, quick);
 
 const plan = quick
   ? {
@@ -85,36 +94,7 @@ const plan = quick
       scalingCount: 1000,
     };
 
-interface Row {
-  scenario: string;
-  size: string;
-  metric: string;
-  ours: number;
-  baseline: number;
-  unit: string;
-  /** ours / baseline, or baseline / ours where smaller is better ("× faster"). */
-  ratio: number;
-  ratioMeaning: string;
-  target: string;
-  met: boolean | undefined;
-  note?: string;
-}
-
 const rows: Row[] = [];
-
-const benchStarted = performance.now();
-
-/** A progress line, with the seconds since the start: where a slow run spends its time. */
-function log(msg: string): void {
-  process.stderr.write(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(1)}s] ${msg}\n`);
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i] ?? NaN;
-}
 
 const VERSION = 'v1';
 const lrpOf = (n: number): DesiredLrp =>
@@ -123,120 +103,10 @@ const lrpOf = (n: number): DesiredLrp =>
     dropletRegistry: 'registry.example',
   });
 
-// ---- processes -------------------------------------------------------------------------------------
-
-interface Child {
-  proc: ChildProcess;
-  port: number;
-  pid: number;
-}
-
-/**
- * Starts a node process and waits for it to log `{"port": n}` as JSON or, when given, a line with `ready`
- * in it; its output goes to a file, not through us.
- */
-async function startChild(
-  script: string,
-  env: Record<string, string>,
-  logFile: string,
-  ready?: string,
-  nodeArgs: string[] = [],
-): Promise<Child> {
-  const fd = openSync(logFile, 'w');
-  // BENCH_PROFILE_DIR=dir: every service process writes a V8 CPU profile there when it exits, and a heap
-  // snapshot when it nears its heap limit, which shows what filled it.
-  const profile = process.env['BENCH_PROFILE_DIR'];
-  const profiling = profile
-    ? [
-        '--cpu-prof',
-        `--cpu-prof-dir=${profile}`,
-        '--heapsnapshot-near-heap-limit=1',
-        `--diagnostic-dir=${profile}`,
-      ]
-    : [];
-  const args = [...nodeArgs, ...profiling, script];
-  const proc = spawn(process.execPath, args, {
-    env: { PATH: process.env['PATH'] ?? '', ...env },
-    stdio: ['ignore', fd, fd],
-  });
-  closeSync(fd);
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`${script} exited with ${proc.exitCode}; see ${logFile}`);
-    const text = readFileSync(logFile, 'utf8');
-    let port = 0;
-    for (const line of text.split('\n')) {
-      if (!line.includes('"port"')) continue;
-      try {
-        const p = (JSON.parse(line) as { port?: unknown }).port;
-        if (typeof p === 'number' && p > 0) port = p;
-      } catch {
-        // not a JSON line
-      }
-    }
-    if (proc.pid !== undefined && (ready === undefined ? port > 0 : text.includes(ready))) {
-      return { proc, port, pid: proc.pid };
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  proc.kill('SIGKILL');
-  throw new Error(`${script} did not log its port; see ${logFile}`);
-}
-
-async function stopChild(c: Child): Promise<void> {
-  // Ended already (by a signal, exitCode stays null): its 'exit' has been emitted and will not come again.
-  if (c.proc.exitCode !== null || c.proc.signalCode !== null) return;
-  const exited = new Promise<void>((r) => {
-    c.proc.once('exit', () => {
-      r();
-    });
-  });
-  c.proc.kill('SIGTERM');
-  const timer = setTimeout(() => c.proc.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** CPU seconds a process has used (user + system), from /proc; NaN where there is none. */
-function cpuSeconds(pid: number): number {
-  try {
-    // The command name (field 2) may hold spaces: the fields counted from its closing parenthesis.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime, fields 14 and 15, in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** A process's resident memory; 0 once it is gone (its exit is noticed by the caller). */
-function rssBytes(pid: number): number {
-  let status: string;
-  try {
-    status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {
-    return 0;
-  }
-  const m = /VmRSS:\s+(\d+) kB/.exec(status);
-  return m?.[1] ? Number(m[1]) * 1024 : NaN;
-}
-
 async function usedMemory(redis: Redis): Promise<number> {
   const info = await redis.info('memory');
   const m = /used_memory:(\d+)/.exec(info);
   return m?.[1] ? Number(m[1]) : NaN;
-}
-
-async function deletePrefix(redis: Redis, prefix: string): Promise<number> {
-  let cursor = '0';
-  let n = 0;
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (found.length) n += await redis.del(...found);
-  } while (cursor !== '0');
-  return n;
 }
 
 // ---- load ------------------------------------------------------------------------------------------
@@ -380,27 +250,41 @@ async function seed(sim: Simulator, state: StateStore, from: number, to: number)
   }
 }
 
-/** Waits until a sync has seen `size` Deployments, sampling the worker's RSS meanwhile; the peak. */
-async function awaitSync(state: StateStore, worker: Child, size: number, after: number): Promise<number> {
+/**
+ * Waits until the worker's first list has written the cache with `size` Deployments (the snapshot's
+ * meta), sampling the worker's RSS meanwhile; the peak.
+ */
+async function awaitFirstList(
+  state: StateStore,
+  worker: Child,
+  size: number,
+  after: number,
+): Promise<number> {
   let peak = 0;
   const deadline = Date.now() + 600_000;
   for (;;) {
     const { exitCode, signalCode } = worker.proc;
     if (exitCode !== null || signalCode !== null) {
       throw new Error(
-        `the worker died (${signalCode ?? `exit ${exitCode}`}) during the sync of ${size} LRPs` +
-          ` (node flags: ${WORKER_NODE_ARGS.join(' ') || 'none'})` +
-          '; its log is bench/results/worker.log',
+        `the worker died (${signalCode ?? `exit ${exitCode}`}) during the first list of ${size} LRPs` +
+          ` (node flags: ${WORKER_NODE_ARGS.join(' ') || 'none'}); its log is ${worker.logFile}`,
       );
     }
     peak = Math.max(peak, rssBytes(worker.pid));
     const meta = await state.syncMeta();
     if (meta && meta.syncedAt > after && meta.deployments === size) {
-      log(`sync of ${size} LRPs, ${meta.pods} pods took ${meta.durationMs} ms`);
+      // The line may still sit in the logger's buffer for a moment.
+      const line = (): unknown => logLines(worker.logFile, 'cluster listed, cache written')[0]?.['ms'];
+      for (let i = 0; i < 20 && line() === undefined; i++) await sleep(100);
+      const listed = line();
+      log(
+        `first list of ${size} LRPs, ${meta.pods} pods applied in ${typeof listed === 'number' ? listed : '?'} ms ` +
+          `(the cache's snapshot written in ${meta.durationMs} ms)`,
+      );
       return peak;
     }
-    if (Date.now() > deadline) throw new Error(`no sync of ${size} Deployments within 10 minutes`);
-    await new Promise((r) => setTimeout(r, 100));
+    if (Date.now() > deadline) throw new Error(`no first list of ${size} Deployments within 10 minutes`);
+    await sleep(100);
   }
 }
 
@@ -571,18 +455,6 @@ async function ingest(ours: Child, bare: Child): Promise<void> {
       `${Math.round(median(results.map((r) => (r.b.cores / r.b.rps) * 1e6)))} µs; non-2xx/errors: ours ${bad}`,
   });
 }
-
-const apiScript = join(repo, 'apps/api/dist/main.js');
-const workerScript = join(repo, 'apps/worker/dist/main.js');
-const serviceEnv = (prefix: string): Record<string, string> => ({
-  REDIS_URL,
-  OPI_QUEUE_PREFIX: prefix,
-  OPI_NAMESPACE: NAMESPACE,
-  NODE_ENV: 'production',
-  // The service's default (info: one line per request and per job) unless BENCH_LOG_LEVEL says otherwise.
-  LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'info',
-});
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Every request to the simulated cluster takes `ms` from now on. */
 function setLatency(sim: Simulator, ms: number): void {
@@ -961,14 +833,6 @@ async function queueOverhead(prefix: string): Promise<void> {
 
 // ---- output ----------------------------------------------------------------------------------------
 
-function fmt(v: number, unit: string): string {
-  if (!Number.isFinite(v)) return 'n/a';
-  if (unit === 'B') return v >= 1e6 ? `${(v / 1e6).toFixed(2)} MB` : `${(v / 1e3).toFixed(1)} kB`;
-  if (unit === 'B/LRP') return `${Math.round(v)} B`;
-  if (unit === 'ms') return v < 10 ? `${v.toFixed(2)} ms` : `${Math.round(v)} ms`;
-  return `${Math.round(v)} ${unit}`;
-}
-
 const ORDER = [
   'GET /apps',
   'GET instances',
@@ -978,26 +842,8 @@ const ORDER = [
   'memory: Redis',
   'memory: API',
   'memory: worker',
+  'watch',
 ];
-
-function table(): string {
-  const rank = (r: Row): number => ORDER.findIndex((o) => r.scenario.startsWith(o));
-  rows.sort((a, b) => rank(a) - rank(b));
-  const head = ['scenario', 'size', 'metric', 'ours', 'baseline', 'ratio', 'target', 'met'];
-  const body = rows.map((r) => [
-    r.scenario,
-    r.size,
-    r.metric,
-    fmt(r.ours, r.unit),
-    fmt(r.baseline, r.unit),
-    Number.isFinite(r.ratio) ? `${r.ratio.toFixed(r.ratio >= 10 ? 0 : 2)}${r.ratioMeaning}` : 'n/a',
-    r.target,
-    r.met === undefined ? '—' : r.met ? 'yes' : 'MISSED',
-  ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ');
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)].join('\n');
-}
 
 // ---- main ------------------------------------------------------------------------------------------
 
@@ -1007,8 +853,6 @@ async function main(): Promise<void> {
   await mkdir(results, { recursive: true });
   const redis = new Redis(REDIS_URL);
   const state = new StateStore(redis, prefix);
-  // Asks the worker for a sync (see OPI_SYNC_INTERVAL_MS below).
-  const syncs = new JobProducer({ connection: redis, prefix, attempts: 1 });
   const sim = await startSimulator({ controllers: false, namespaces: [NAMESPACE], seed: 11 });
   const kc = new KubeConfig();
   kc.loadFromString(sim.kubeconfig());
@@ -1021,6 +865,7 @@ async function main(): Promise<void> {
     workerPeakRssBytes: number;
     redisBytesPerLrp: number;
   }[] = [];
+  const watch: Awaited<ReturnType<typeof watchCache>>['details'] = [];
   try {
     const redisBefore = await usedMemory(redis);
     const api = await startChild(
@@ -1036,33 +881,31 @@ async function main(): Promise<void> {
     log(`API pid ${api.pid} on ${base} (child process, LOG_LEVEL info); bare Express on ${bare.port}`);
     const kubeconfig = join(results, 'kubeconfig.yaml');
     await writeFile(kubeconfig, sim.kubeconfig());
-    let worker: Child | undefined;
     let seeded = 0;
     for (const size of runs('reads') ? plan.appsSizes : []) {
       log(`seeding ${seeded} → ${size} LRPs, ${podCount(size)} pods`);
-      const seededAt = Date.now();
       await seed(sim, state, seeded, size);
       seeded = size;
-      // One worker process runs the sync, as in production: it lists the cluster and writes the cache.
-      worker ??= await startChild(
+      // A worker per size, started after the seeding, as in production: it takes the Lease, lists the
+      // cluster once, writes the cache, then follows the watch. Its first list is what is measured (the
+      // next size's seeding would otherwise reach it as 90k watch events).
+      const startedAt = Date.now();
+      const worker = await startChild(
         workerScript,
         {
           ...serviceEnv(prefix),
           KUBECONFIG: kubeconfig,
           OPI_METRICS_PORT: '0',
-          // One sync per size, asked for below, rather than back to back: the simulated cluster lives in
-          // this process, whose event loop also times the answers, and a sync listing 100k Deployments
-          // and 120k pods from it delayed the load tool's reads of GET /apps by up to a second. In
-          // production the listing lands on the apiserver, not beside the API.
-          OPI_SYNC_INTERVAL_MS: '3600000',
+          // The cache follows the watch; the resync only reconciles drift, reading every record and the
+          // watched state. None runs during the reads, which measure the API.
+          OPI_RESYNC_INTERVAL_MS: '3600000',
         },
-        join(results, 'worker.log'),
+        join(results, `worker-${size}.log`),
         'workers started',
         WORKER_NODE_ARGS,
       );
-      if (!children.includes(worker)) children.push(worker);
-      await syncs.syncNow();
-      const workerPeak = await awaitSync(state, worker, size, seededAt);
+      children.push(worker);
+      const workerPeak = await awaitFirstList(state, worker, size, startedAt);
       log(`GET /apps at ${size}`);
       await schedulingInfos(base, apps, size);
       if (size === plan.instancesSize) {
@@ -1070,6 +913,8 @@ async function main(): Promise<void> {
         await instances(base, core, size);
       }
       const rss = rssBytes(api.pid);
+      const died = ended(worker);
+      if (died) log(`the worker died after its first list: ${deathOf(worker)}`);
       const redisPer = ((await usedMemory(redis)) - redisBefore) / size;
       memory.push({ size, apiRssBytes: rss, workerPeakRssBytes: workerPeak, redisBytesPerLrp: redisPer });
       const label = `${size / 1000}k`;
@@ -1103,18 +948,21 @@ async function main(): Promise<void> {
       rows.push({
         scenario: 'memory: worker process RSS',
         size: label,
-        metric: 'peak RSS during sync',
+        metric: 'peak RSS during the first list',
         ours: workerPeak,
         baseline: rssIdle,
         unit: 'B',
         ratio: workerPeak / rssIdle,
         ratioMeaning: '× idle API RSS',
         target: big ? '≤ 250 MB' : '—',
-        met: big ? workerPeak <= 250e6 : undefined,
+        // A worker that died meanwhile (out of heap at the shipped flags) did not stay within it either.
+        met: died ? false : big ? workerPeak <= 250e6 : undefined,
+        ...(died ? { note: `during the reads, the ${deathOf(worker)}` } : {}),
       });
+      // Stopped before the next seeding, and before the ingest: nothing may converge its new desires
+      // into this cluster while it is measured.
+      await stopChild(worker);
     }
-    // Nothing may converge the ingest's new desires into this cluster while it is measured.
-    if (worker) await stopChild(worker);
     if (runs('ingest')) {
       log('desire ingest');
       await ingest(api, bare);
@@ -1127,7 +975,13 @@ async function main(): Promise<void> {
       log('convergence');
       await convergence(results);
     }
-    const out = table();
+    if (runs('watch')) {
+      log('watch cache (issue 15)');
+      const w = await watchCache(watchOptions, results);
+      rows.push(...w.rows);
+      watch.push(...w.details);
+    }
+    const out = table(rows, ORDER);
     process.stdout.write(
       `\nOPI bench (${quick ? 'quick' : 'full'}; API as a child process; ${cpus().length} CPUs; ` +
         `autocannon; latencies at 1 connection)\n\n${out}\n\n`,
@@ -1140,7 +994,7 @@ async function main(): Promise<void> {
         {
           mode: quick ? 'quick' : 'full',
           at: new Date().toISOString(),
-          durationMs: Math.round(performance.now() - benchStarted),
+          durationMs: Math.round(elapsedSeconds() * 1000),
           node: process.version,
           cpus: cpus().length,
           api: 'child process: node apps/api/dist/main.js, LOG_LEVEL info, output to bench/results/api.log',
@@ -1149,15 +1003,15 @@ async function main(): Promise<void> {
           redis: { url: REDIS_URL, prefix },
           rows,
           memory,
+          watch,
         },
         null,
         2,
       )}\n`,
     );
-    log(`wrote bench/results/latest.json in ${((performance.now() - benchStarted) / 1000).toFixed(1)} s`);
+    log(`wrote bench/results/latest.json in ${elapsedSeconds().toFixed(1)} s`);
   } finally {
     for (const c of children) await stopChild(c);
-    await syncs.close();
     const n =
       (await deletePrefix(redis, prefix)) +
       (await deletePrefix(redis, `${prefix}-raw`)) +

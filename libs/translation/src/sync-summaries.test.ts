@@ -84,6 +84,9 @@ describe('summarizeManagedPod', () => {
       sinceNs: info.sinceNs.toString(),
       placementError: info.placementError,
     });
+    // Whole seconds, never before the pod's creation.
+    expect(Number.isInteger(s.changedAtS)).toBe(true);
+    expect(s.changedAtS).toBeGreaterThanOrEqual(Date.parse(T0) / 1000);
   });
 
   it.each(pods)(

@@ -18,6 +18,12 @@ import {
   SOURCE_TYPE_APP,
 } from './labels.js';
 import { slimPod } from './slim.js';
+import { lastChangeMs } from './time.js';
+
+function changedAtSeconds(pod: Pod): number | undefined {
+  const ms = lastChangeMs(pod);
+  return ms === undefined ? undefined : Math.floor(ms / 1000);
+}
 
 /** An LRP's Deployment as the sync compares it with the LRP's record. */
 export interface DeploymentSummary {
@@ -40,6 +46,8 @@ export interface AppPodSummary {
   /** Unix nanoseconds, as the cache keeps them. */
   sinceNs: string;
   placementError: string | undefined;
+  /** When the pod last changed, by its own timestamps (whole Unix seconds, a small integer to V8). */
+  changedAtS: number | undefined;
   /**
    * The pod itself (slim) only while it has crashes CC has not been told of: their reports carry the
    * instance index, known only once all its LRP's pods are. Rare, so kept whole.
@@ -96,6 +104,7 @@ export function summarizeManagedPod(pod: Pod): ManagedPodSummary | undefined {
     state: info.state,
     sinceNs: info.sinceNs.toString(),
     placementError: info.placementError,
+    changedAtS: changedAtSeconds(pod),
     unreported: pending ? slimPod(pod) : undefined,
   };
 }

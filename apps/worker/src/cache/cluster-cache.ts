@@ -23,7 +23,6 @@ import {
   type ManagedPodSummary,
   type Pod,
   assignIndexMap,
-  lastChangeMs,
   slimJob,
   summarizeDeployment,
   summarizeManagedPod,
@@ -92,12 +91,6 @@ type AnyReflector = Pick<
   | 'watchingSince'
 >;
 
-/** A pod projection with when its object last changed, for the lag metric. */
-interface PodEntry {
-  summary: ManagedPodSummary;
-  changedAt: number | undefined;
-}
-
 function jobNameOf(p: Pod): string | undefined {
   return p.metadata.labels?.['batch.kubernetes.io/job-name'] ?? p.metadata.labels?.['job-name'];
 }
@@ -113,10 +106,15 @@ export interface KindStatus {
 
 export class ClusterCache implements ClusterView {
   private readonly deploymentReflector: Reflector<'deployments', DeploymentSummary>;
-  private readonly podReflector: Reflector<'pods', PodEntry>;
+  private readonly podReflector: Reflector<'pods', ManagedPodSummary>;
   private readonly jobReflector: Reflector<'jobs', Stored<Job>>;
-  /** LRP → its live app pods by name. */
-  private readonly lrpPods = new Map<string, Map<string, AppPodSummary>>();
+  /** LRP → its live app pods (an array: one or two pods each, where a Map would cost ten times as much). */
+  private readonly lrpPods = new Map<string, AppPodSummary[]>();
+  /**
+   * One string per process guid and namespace, shared by every projection naming it: parsed anew from
+   * each object, they were three copies per LRP. Rebuilt at each whole rewrite, so it keeps no stale ones.
+   */
+  private strings = new Map<string, string>();
   /** `namespace/job` → its pods by name. */
   private readonly jobPods = new Map<string, Map<string, Pod>>();
   /** LRPs whose entry must be written, with the oldest change not yet written. */
@@ -135,6 +133,8 @@ export class ClusterCache implements ClusterView {
     private token: number,
   ) {
     const { kube, namespace } = deps;
+    // In one namespace a name is a key already (see ReflectorBaseOptions.keyOf).
+    const keying = namespace === undefined ? {} : { keyOf: (m: { name: string }) => m.name };
     const observer = (kind: CacheKind): ReflectorObserver => ({
       onEvent: (type) => deps.observer?.event?.(kind, type),
       onRelist: (reason, stats) => {
@@ -153,18 +153,28 @@ export class ClusterCache implements ClusterView {
       kube,
       resource: 'deployments',
       namespace,
+      ...keying,
       labelSelector: APP_SELECTOR,
-      project: (d: Stored<Deployment>) => summarizeDeployment(d),
+      project: (d: Stored<Deployment>) => {
+        const summary = summarizeDeployment(d);
+        if (summary) {
+          summary.processGuid = this.intern(summary.processGuid);
+          summary.namespace = this.intern(summary.namespace);
+        }
+        return summary;
+      },
       observer: observer('deployments'),
     });
     this.podReflector = new Reflector({
       kube,
       resource: 'pods',
       namespace,
+      ...keying,
       labelSelector: MANAGED_SELECTOR,
       project: (p: Stored<Pod>) => {
         const summary = summarizeManagedPod(p);
-        return summary ? { summary, changedAt: lastChangeMs(p) } : undefined;
+        if (summary?.kind === 'app') summary.processGuid = this.intern(summary.processGuid);
+        return summary;
       },
       handler: {
         onUpsert: (_key, next, prev) => {
@@ -284,7 +294,7 @@ export class ClusterCache implements ClusterView {
         const batch = lrps.slice(b, b + WRITE_BATCH);
         const previous = await this.deps.store.cachedAssignments(batch);
         for (const [k, pg] of batch.entries()) {
-          const run = [...(this.lrpPods.get(pg)?.values() ?? [])];
+          const run = this.lrpPods.get(pg) ?? [];
           pods += run.length;
           const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
           await snapshot.add(pg, instancesEntry(run, assignments));
@@ -297,6 +307,7 @@ export class ClusterCache implements ClusterView {
         deployments: String(this.deploymentReflector.size),
         pods: String(pods),
       });
+      this.reintern();
       return { pods };
     } catch (e) {
       await snapshot.abandon().catch(() => undefined);
@@ -327,13 +338,12 @@ export class ClusterCache implements ClusterView {
     this.schedule();
   }
 
-  private podSeen(entry: PodEntry): void {
-    const s = entry.summary;
+  private podSeen(s: ManagedPodSummary): void {
     if (s.kind === 'app') {
-      let pods = this.lrpPods.get(s.processGuid);
-      if (!pods) this.lrpPods.set(s.processGuid, (pods = new Map<string, AppPodSummary>()));
-      pods.set(s.name, s);
-      this.markLrp(s.processGuid, entry.changedAt);
+      const pods = this.lrpPods.get(s.processGuid);
+      if (pods) pods.push(s);
+      else this.lrpPods.set(s.processGuid, [s]);
+      this.markLrp(s.processGuid, s.changedAtS === undefined ? undefined : s.changedAtS * 1000);
     } else {
       const key = `${s.pod.metadata.namespace ?? ''}/${jobNameOf(s.pod) ?? ''}`;
       let pods = this.jobPods.get(key);
@@ -343,13 +353,12 @@ export class ClusterCache implements ClusterView {
     }
   }
 
-  private podGone(entry: PodEntry | undefined, changedAt?: number): void {
-    if (!entry) return;
-    const s = entry.summary;
+  private podGone(s: ManagedPodSummary | undefined, changedAt?: number): void {
+    if (!s) return;
     if (s.kind === 'app') {
-      const pods = this.lrpPods.get(s.processGuid);
-      pods?.delete(s.name);
-      if (pods?.size === 0) this.lrpPods.delete(s.processGuid);
+      const pods = this.lrpPods.get(s.processGuid)?.filter((p) => p.name !== s.name);
+      if (pods?.length) this.lrpPods.set(s.processGuid, pods);
+      else this.lrpPods.delete(s.processGuid);
       this.markLrp(s.processGuid, changedAt);
     } else {
       const key = `${s.pod.metadata.namespace ?? ''}/${jobNameOf(s.pod) ?? ''}`;
@@ -357,6 +366,24 @@ export class ClusterCache implements ClusterView {
       pods?.delete(s.pod.metadata.name);
       if (pods?.size === 0) this.jobPods.delete(key);
     }
+  }
+
+  /** The shared strings of what is held now: those of objects gone since the last rewrite are dropped. */
+  private reintern(): void {
+    const strings = new Map<string, string>();
+    for (const d of this.deploymentReflector.values()) {
+      strings.set(d.processGuid, d.processGuid);
+      strings.set(d.namespace, d.namespace);
+    }
+    for (const pg of this.lrpPods.keys()) strings.set(pg, pg);
+    this.strings = strings;
+  }
+
+  private intern(value: string): string {
+    const had = this.strings.get(value);
+    if (had !== undefined) return had;
+    this.strings.set(value, value);
+    return value;
   }
 
   private markLrp(processGuid: string, changedAt: number | undefined): void {
@@ -427,7 +454,7 @@ export class ClusterCache implements ClusterView {
     const gone: string[] = [];
     const crashes: [AppPodSummary[], Map<string, number>][] = [];
     for (const [k, pg] of pgs.entries()) {
-      const run = [...(this.lrpPods.get(pg)?.values() ?? [])];
+      const run = this.lrpPods.get(pg) ?? [];
       if (run.length === 0) {
         gone.push(pg);
         continue;

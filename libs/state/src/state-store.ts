@@ -251,13 +251,17 @@ export class StateStore {
    * small), not the desired LRPs, which at 100,000 apps would not fit a small worker. Process guids
    * whose record expired are dropped from the index.
    */
-  async allRecordStates(): Promise<Map<string, RecordState>> {
+  /**
+   * Every record's state, a chunk at a time (one MGET each): the sync decides per chunk, so at 100,000
+   * LRPs it never holds them all. Set members whose record has expired are dropped from the set.
+   */
+  async *recordStates(chunkSize = 1000): AsyncGenerator<RecordState[]> {
     const guids = await this.redis.smembers(this.keys.lrps);
-    const out = new Map<string, RecordState>();
     const gone: string[] = [];
-    for (let i = 0; i < guids.length; i += 1000) {
-      const chunk = guids.slice(i, i + 1000);
+    for (let i = 0; i < guids.length; i += chunkSize) {
+      const chunk = guids.slice(i, i + chunkSize);
       const values = await this.redis.mget(...chunk.map((g) => this.keys.lrp(g)));
+      const states: RecordState[] = [];
       chunk.forEach((g, j) => {
         const v = values[j];
         if (!v) {
@@ -265,16 +269,15 @@ export class StateStore {
           return;
         }
         const rec = JSON.parse(v) as LrpRecord;
-        out.set(
-          g,
+        states.push(
           rec.state === 'desired'
             ? { state: 'desired', generation: rec.generation, processGuid: g }
             : { ...rec, processGuid: g },
         );
       });
+      yield states;
     }
     if (gone.length) await this.redis.srem(this.keys.lrps, ...gone);
-    return out;
   }
 
   /**

@@ -49,7 +49,12 @@ export interface ClusterView {
   /** The pods of a Job (slim). */
   podsOfJob(namespace: string, name: string): Pod[];
   /** Writes the whole instances cache again from what is held (after Redis lost it, or as a repair). */
-  rewriteInstances(): Promise<{ pods: number }>;
+  rewriteInstances(options?: RewriteOptions): Promise<{ pods: number }>;
+}
+
+export interface RewriteOptions {
+  /** Skip it when the last whole rewrite finished this recently (e.g. the sync right after a takeover's). */
+  unlessWithinMs?: number;
 }
 
 /** Hooks for metrics; the worker's main wires them to prom-client. */
@@ -108,13 +113,16 @@ export class ClusterCache implements ClusterView {
   private readonly deploymentReflector: Reflector<'deployments', DeploymentSummary>;
   private readonly podReflector: Reflector<'pods', ManagedPodSummary>;
   private readonly jobReflector: Reflector<'jobs', Stored<Job>>;
-  /** LRP → its live app pods (an array: one or two pods each, where a Map would cost ten times as much). */
-  private readonly lrpPods = new Map<string, AppPodSummary[]>();
   /**
-   * One string per process guid and namespace, shared by every projection naming it: parsed anew from
-   * each object, they were three copies per LRP. Rebuilt at each whole rewrite, so it keeps no stale ones.
+   * LRP → its live app pods: the pod itself when it is the only one (most LRPs), else an array. At
+   * 100,000 LRPs a Map per LRP cost ten times an array, and an array per LRP was megabytes more.
    */
-  private strings = new Map<string, string>();
+  private readonly lrpPods = new Map<string, AppPodSummary | AppPodSummary[]>();
+  /** The namespace string projections share (parsed anew from each object, it was one copy each). */
+  private namespaceString = '';
+  /** When the last whole rewrite finished: the sync right after a takeover's first one skips it. */
+  private rewrittenAt = 0;
+  private lastPods = 0;
   /** `namespace/job` → its pods by name. */
   private readonly jobPods = new Map<string, Map<string, Pod>>();
   /** LRPs whose entry must be written, with the oldest change not yet written. */
@@ -158,8 +166,9 @@ export class ClusterCache implements ClusterView {
       project: (d: Stored<Deployment>) => {
         const summary = summarizeDeployment(d);
         if (summary) {
-          summary.processGuid = this.intern(summary.processGuid);
-          summary.namespace = this.intern(summary.namespace);
+          summary.processGuid = this.sharedGuid(summary.processGuid);
+          if (summary.namespace === this.namespaceString) summary.namespace = this.namespaceString;
+          else this.namespaceString = summary.namespace;
         }
         return summary;
       },
@@ -173,7 +182,7 @@ export class ClusterCache implements ClusterView {
       labelSelector: MANAGED_SELECTOR,
       project: (p: Stored<Pod>) => {
         const summary = summarizeManagedPod(p);
-        if (summary?.kind === 'app') summary.processGuid = this.intern(summary.processGuid);
+        if (summary?.kind === 'app') summary.processGuid = this.sharedGuid(summary.processGuid);
         return summary;
       },
       handler: {
@@ -213,8 +222,18 @@ export class ClusterCache implements ClusterView {
     ];
   }
 
+  /**
+   * Starts the reflectors one after another, each once the one before has its first list: at 100,000
+   * apps two lists' pages and rows in memory at once were the worker's peak.
+   */
   start(): void {
-    for (const [, r] of this.reflectors()) r.start();
+    void this.reflectors()
+      .reduce<Promise<void>>(async (before, [, r]) => {
+        await before;
+        if (!this.stopped) r.start();
+        await r.synced;
+      }, Promise.resolve())
+      .catch(() => undefined);
   }
 
   async stop(): Promise<void> {
@@ -270,7 +289,9 @@ export class ClusterCache implements ClusterView {
    * Every LRP's entry into a fresh snapshot swapped in at once (fenced), keeping the indexes Redis holds.
    * Pending per-LRP writes are dropped: the snapshot has them.
    */
-  async rewriteInstances(): Promise<{ pods: number }> {
+  async rewriteInstances(options: RewriteOptions = {}): Promise<{ pods: number }> {
+    const within = options.unlessWithinMs;
+    if (within !== undefined && Date.now() - this.rewrittenAt < within) return { pods: this.lastPods };
     // No per-LRP write may land between the snapshot's reads and its rename (the rename would undo it):
     // flushes wait, and what changes meanwhile stays marked for the first flush after.
     this.rewriting++;
@@ -294,7 +315,7 @@ export class ClusterCache implements ClusterView {
         const batch = lrps.slice(b, b + WRITE_BATCH);
         const previous = await this.deps.store.cachedAssignments(batch);
         for (const [k, pg] of batch.entries()) {
-          const run = this.lrpPods.get(pg) ?? [];
+          const run = this.podsOf(pg);
           pods += run.length;
           const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
           await snapshot.add(pg, instancesEntry(run, assignments));
@@ -307,7 +328,8 @@ export class ClusterCache implements ClusterView {
         deployments: String(this.deploymentReflector.size),
         pods: String(pods),
       });
-      this.reintern();
+      this.rewrittenAt = Date.now();
+      this.lastPods = pods;
       return { pods };
     } catch (e) {
       await snapshot.abandon().catch(() => undefined);
@@ -340,9 +362,10 @@ export class ClusterCache implements ClusterView {
 
   private podSeen(s: ManagedPodSummary): void {
     if (s.kind === 'app') {
-      const pods = this.lrpPods.get(s.processGuid);
-      if (pods) pods.push(s);
-      else this.lrpPods.set(s.processGuid, [s]);
+      const had = this.lrpPods.get(s.processGuid);
+      if (had === undefined) this.lrpPods.set(s.processGuid, s);
+      else if (Array.isArray(had)) had.push(s);
+      else this.lrpPods.set(s.processGuid, [had, s]);
       this.markLrp(s.processGuid, s.changedAtS === undefined ? undefined : s.changedAtS * 1000);
     } else {
       const key = `${s.pod.metadata.namespace ?? ''}/${jobNameOf(s.pod) ?? ''}`;
@@ -356,8 +379,9 @@ export class ClusterCache implements ClusterView {
   private podGone(s: ManagedPodSummary | undefined, changedAt?: number): void {
     if (!s) return;
     if (s.kind === 'app') {
-      const pods = this.lrpPods.get(s.processGuid)?.filter((p) => p.name !== s.name);
-      if (pods?.length) this.lrpPods.set(s.processGuid, pods);
+      const pods = this.podsOf(s.processGuid).filter((p) => p.name !== s.name);
+      if (pods.length > 1) this.lrpPods.set(s.processGuid, pods);
+      else if (pods[0]) this.lrpPods.set(s.processGuid, pods[0]);
       else this.lrpPods.delete(s.processGuid);
       this.markLrp(s.processGuid, changedAt);
     } else {
@@ -368,22 +392,19 @@ export class ClusterCache implements ClusterView {
     }
   }
 
-  /** The shared strings of what is held now: those of objects gone since the last rewrite are dropped. */
-  private reintern(): void {
-    const strings = new Map<string, string>();
-    for (const d of this.deploymentReflector.values()) {
-      strings.set(d.processGuid, d.processGuid);
-      strings.set(d.namespace, d.namespace);
-    }
-    for (const pg of this.lrpPods.keys()) strings.set(pg, pg);
-    this.strings = strings;
+  private podsOf(processGuid: string): AppPodSummary[] {
+    const held = this.lrpPods.get(processGuid);
+    return held === undefined ? [] : Array.isArray(held) ? held : [held];
   }
 
-  private intern(value: string): string {
-    const had = this.strings.get(value);
-    if (had !== undefined) return had;
-    this.strings.set(value, value);
-    return value;
+  /**
+   * The process guid string the LRP's pods already hold, if any: a Deployment and its pods then share one
+   * (three copies per LRP otherwise, parsed anew from each object).
+   */
+  private sharedGuid(processGuid: string): string {
+    const held = this.lrpPods.get(processGuid);
+    if (held === undefined) return processGuid;
+    return (Array.isArray(held) ? held[0]?.processGuid : held.processGuid) ?? processGuid;
   }
 
   private markLrp(processGuid: string, changedAt: number | undefined): void {
@@ -454,7 +475,7 @@ export class ClusterCache implements ClusterView {
     const gone: string[] = [];
     const crashes: [AppPodSummary[], Map<string, number>][] = [];
     for (const [k, pg] of pgs.entries()) {
-      const run = this.lrpPods.get(pg) ?? [];
+      const run = this.podsOf(pg);
       if (run.length === 0) {
         gone.push(pg);
         continue;

@@ -1,8 +1,8 @@
 /**
  * sync-cluster: the safety net, run rarely (OPI_RESYNC_INTERVAL_MS) and after Redis lost its data, by the
  * cache writer only, from the watched state (no listing):
- *  1. Reads every record first, then the watched Deployments: a workload deleted and un-recorded in
- *     between is then already gone from the view, so it cannot be mistaken for one Redis lost.
+ *  1. Takes the watched Deployments, then reads the records a chunk at a time. A Deployment with no
+ *     record is read again from the cluster before it is rebuilt: one deleted meanwhile is not.
  *  2. Writes the instances cache whole again from the view (repairs a lost or failed write).
  *  3. Reconciles: desired but missing or behind → converge; stopped but present → converge (delete);
  *     present with no record at all (Redis lost it) → rebuilt from the Deployment's annotations.
@@ -17,6 +17,9 @@ import { type DeploymentSummary, lrpFromDeployment } from '@opi/translation';
 import type { ClusterView } from '../cache/cluster-cache.js';
 import type { HandlerDeps } from '../deps.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
+
+/** A whole rewrite this recent makes the sync's own unnecessary. */
+const REWRITTEN_RECENTLY_MS = 60_000;
 
 export interface SyncReport {
   deployments: number;
@@ -45,18 +48,13 @@ export async function syncCluster(
 async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncReport> {
   const started = Date.now();
   const { store, kube } = deps;
-  const records = await store.allRecordStates();
-  let deploymentCount = 0;
-  const inStep = new Set<RecordState>();
+  // The watched Deployments by LRP; each record takes its own out, so what is left has none.
   const byGuid = new Map<string, DeploymentSummary>();
-  for (const d of view.deployments()) {
-    deploymentCount++;
-    const rec = recordIfInStep(records, d);
-    if ('state' in rec) inStep.add(rec);
-    else byGuid.set(d.processGuid, d);
-  }
-  // The cache is kept by the watch; writing it whole again repairs anything Redis lost or a failed write.
-  const { pods } = await view.rewriteInstances();
+  for (const d of view.deployments()) byGuid.set(d.processGuid, d);
+  const deploymentCount = byGuid.size;
+  // The cache is kept by the watch; writing it whole again repairs what a Redis restart lost of it
+  // (not again right after the takeover's first write).
+  const { pods } = await view.rewriteInstances({ unlessWithinMs: REWRITTEN_RECENTLY_MS });
 
   const runId = `sync${started}`;
   let converging = 0;
@@ -68,21 +66,25 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
   };
   const showExisting = new Map<string, string>();
   const drop: string[] = [];
-  for (const [pg, rec] of records) {
-    if (inStep.has(rec)) continue;
-    const d = byGuid.get(pg);
-    if (rec.state === 'desired') {
-      await converge(pg, !d ? 'missing from the cluster' : 'behind');
-    } else if (d) {
-      await converge(pg, 'stopped but present');
-      showExisting.set(pg, schedEntryOf(rec, d));
-    } else {
-      drop.push(pg);
+  // A chunk of records at a time: at 100,000 LRPs the records, held all at once, were the sync's peak.
+  for await (const chunk of store.recordStates()) {
+    for (const rec of chunk) {
+      const pg = rec.processGuid;
+      const d = byGuid.get(pg);
+      byGuid.delete(pg);
+      if (rec.state === 'desired') {
+        if (!d) await converge(pg, 'missing from the cluster');
+        else if (d.generation !== String(rec.generation)) await converge(pg, 'behind');
+      } else if (d) {
+        await converge(pg, 'stopped but present');
+        showExisting.set(pg, schedEntryOf(rec, d));
+      } else {
+        drop.push(pg);
+      }
     }
   }
   for (const [pg, listed] of byGuid) {
-    if (records.has(pg)) continue;
-    // Most often one desired after the records were read: its record exists now.
+    // Most often one desired since the view was read: its record exists now.
     if (await store.get(pg)) continue;
     const d = await kube.getDeployment(listed.namespace, listed.name);
     if (!d) continue;
@@ -107,15 +109,6 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
   };
   deps.logger.info(report, 'sync done');
   return report;
-}
-
-/** The LRP's record when the Deployment is in step with it (desired, same generation), else the summary. */
-function recordIfInStep(
-  records: ReadonlyMap<string, RecordState>,
-  d: DeploymentSummary,
-): DeploymentSummary | RecordState {
-  const rec = records.get(d.processGuid);
-  return rec?.state === 'desired' && d.generation === String(rec.generation) ? rec : d;
 }
 
 /** A stopped LRP whose Deployment still exists stays in GET /apps, so CC sees it until it is gone. */

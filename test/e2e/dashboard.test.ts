@@ -12,7 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Queue } from 'bullmq';
 import { type BrowserContext, type Response, chromium } from 'playwright-core';
 import { QUEUE_NAMES } from '@opi/queue';
-import { type Service, deployedGuids, desireBody, startService, uuid } from '../integration/harness.js';
+import {
+  type Service,
+  cacheWriterSettled,
+  deployedGuids,
+  desireBody,
+  startService,
+  uuid,
+} from '../integration/harness.js';
 import { eventually } from '../support/eventually.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -70,6 +77,8 @@ describeWithBrowser('the queue dashboard in Chromium', () => {
       },
     });
     lrpQueue = new Queue(QUEUE_NAMES.lrp, { connection: s.redis, prefix: s.settings.queuePrefix });
+    // The takeover's sync would converge the LRP under test itself.
+    await cacheWriterSettled(s);
   }, 60_000);
 
   afterAll(async () => {

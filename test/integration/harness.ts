@@ -7,10 +7,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { type Settings, parseSettings } from '@opi/config';
 import { loadKubeConfig } from '@opi/kube';
+import { QUEUE_NAMES } from '@opi/queue';
 import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
 import { createLogger } from '@opi/logging';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
@@ -100,6 +102,23 @@ export async function startService(
       await sim.close();
     },
   };
+}
+
+/**
+ * Resolves once a worker holds the Lease, has listed the cluster and the syncs its takeover asked for
+ * have run: from then on nothing but the test's own requests makes jobs.
+ */
+export async function cacheWriterSettled(s: Service): Promise<void> {
+  const sync = new Queue(QUEUE_NAMES.sync, { connection: s.redis, prefix: s.settings.queuePrefix });
+  try {
+    await poll(async () => {
+      if (!s.workers.some((w) => w.leader.cache() !== undefined)) return false;
+      const c = await sync.getJobCounts('waiting', 'active', 'completed');
+      return c['completed']! >= 1 && c['waiting'] === 0 && c['active'] === 0;
+    }, 'the cache writer to list the cluster and sync');
+  } finally {
+    await sync.close();
+  }
 }
 
 /** A CC-like desire body. */

@@ -190,6 +190,13 @@ describe('metrics and health', () => {
       async () => cc.callsTo(`/internal/v4/tasks/${tasks.refused}/`).some((c) => c.status === 404),
       'the refused report',
     );
+    // The cache's counts are stamped by its writer once a second, after the watch brought the objects.
+    for (const base of [s.base, worker]) {
+      await eventually(
+        async () => total(await scrape(base), 'opi_cache_objects', { kind: 'deployments' }) >= 3,
+        'the cache to count the three Deployments',
+      );
+    }
     // Given up after its second try: the worker counts it when the job fails for good.
     const w = await eventually(async () => {
       const m = await scrape(worker);

@@ -196,13 +196,15 @@ class Term {
       return; // stopped before the first list was applied
     }
     if (this.ended) return;
-    this.synced = true;
     this.o.logger.info({ ms: Date.now() - started, ...this.counts() }, 'cluster listed, cache written');
-    this.syncWorker = startSyncWorker({ ...this.o.deps, cluster: this.cache }, this.o.workerOptions);
-    // The first reconcile, from the watched state (drift that arose while nobody watched).
+    // The first reconcile, from the watched state (drift that arose while nobody watched); asked for
+    // before the cache is called ready, so a caller waiting for that sees it queued.
     await this.o.deps.producer.syncNow().catch((err: unknown) => {
       this.o.logger.warn({ err }, 'could not enqueue the first sync');
     });
+    if (this.ended) return;
+    this.synced = true;
+    this.syncWorker = startSyncWorker({ ...this.o.deps, cluster: this.cache }, this.o.workerOptions);
   }
 
   async end(): Promise<void> {
@@ -244,7 +246,14 @@ class Term {
         records[kind] = JSON.stringify(record);
       }
       await this.o.writer.writeWatchStatus(this.token, records);
-      if (healthy) await this.o.writer.writeMeta(this.token, { syncedAt: String(now) });
+      if (healthy) {
+        const { deployments, pods } = this.cache.counts();
+        await this.o.writer.writeMeta(this.token, {
+          syncedAt: String(now),
+          deployments: String(deployments),
+          pods: String(pods),
+        });
+      }
     } catch (err) {
       this.o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'cache heartbeat failed');
     }

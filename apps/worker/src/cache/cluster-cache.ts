@@ -122,7 +122,8 @@ export class ClusterCache implements ClusterView {
   private namespaceString = '';
   /** When the last whole rewrite finished: the sync right after a takeover's first one skips it. */
   private rewrittenAt = 0;
-  private lastPods = 0;
+  /** App pods held now (instances), kept as they come and go. */
+  private appPods = 0;
   /** `namespace/job` → its pods by name. */
   private readonly jobPods = new Map<string, Map<string, Pod>>();
   /** LRPs whose entry must be written, with the oldest change not yet written. */
@@ -250,6 +251,11 @@ export class ClusterCache implements ClusterView {
     for (const key of this.jobReflector.keys()) this.markJob(key);
   }
 
+  /** What the cache holds now: Deployments and app pods (instances). */
+  counts(): { deployments: number; pods: number } {
+    return { deployments: this.deploymentReflector.size, pods: this.appPods };
+  }
+
   status(): Record<CacheKind, KindStatus> {
     const out = {} as Record<CacheKind, KindStatus>;
     for (const [kind, r] of this.reflectors()) {
@@ -291,7 +297,7 @@ export class ClusterCache implements ClusterView {
    */
   async rewriteInstances(options: RewriteOptions = {}): Promise<{ pods: number }> {
     const within = options.unlessWithinMs;
-    if (within !== undefined && Date.now() - this.rewrittenAt < within) return { pods: this.lastPods };
+    if (within !== undefined && Date.now() - this.rewrittenAt < within) return { pods: this.appPods };
     // No per-LRP write may land between the snapshot's reads and its rename (the rename would undo it):
     // flushes wait, and what changes meanwhile stays marked for the first flush after.
     this.rewriting++;
@@ -329,7 +335,6 @@ export class ClusterCache implements ClusterView {
         pods: String(pods),
       });
       this.rewrittenAt = Date.now();
-      this.lastPods = pods;
       return { pods };
     } catch (e) {
       await snapshot.abandon().catch(() => undefined);
@@ -362,6 +367,7 @@ export class ClusterCache implements ClusterView {
 
   private podSeen(s: ManagedPodSummary): void {
     if (s.kind === 'app') {
+      this.appPods++;
       const had = this.lrpPods.get(s.processGuid);
       if (had === undefined) this.lrpPods.set(s.processGuid, s);
       else if (Array.isArray(had)) had.push(s);
@@ -380,6 +386,7 @@ export class ClusterCache implements ClusterView {
     if (!s) return;
     if (s.kind === 'app') {
       const pods = this.podsOf(s.processGuid).filter((p) => p.name !== s.name);
+      this.appPods -= this.podsOf(s.processGuid).length - pods.length;
       if (pods.length > 1) this.lrpPods.set(s.processGuid, pods);
       else if (pods[0]) this.lrpPods.set(s.processGuid, pods[0]);
       else this.lrpPods.delete(s.processGuid);

@@ -5,19 +5,11 @@
  * KUBECONFIG and BENCH_NAMESPACE; prints `{"ms": t, "deployments": n, "pods": n, "jobs": n}`.
  */
 import { ClientNodeKubernetes, loadKubeConfig } from '@opi/kube';
-import {
-  APP_SELECTOR,
-  LABEL_MANAGED_BY,
-  LABEL_SOURCE_TYPE,
-  MANAGED_BY,
-  SOURCE_TYPE_STAGING,
-  SOURCE_TYPE_TASK,
-} from '@opi/translation';
+import { APP_SELECTOR, JOB_SELECTOR, MANAGED_SELECTOR } from '@opi/translation';
 
 const file = process.env['KUBECONFIG'];
 if (!file) throw new Error('KUBECONFIG is not set');
 const namespace = process.env['BENCH_NAMESPACE'] ?? 'cf-workloads';
-const managed = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
 const kube = new ClientNodeKubernetes(loadKubeConfig({ kubeconfigFile: file }));
 
 // Counted, not kept: each object is dropped as its page is read.
@@ -30,19 +22,14 @@ await Promise.all([
     deployments++;
     return undefined;
   }),
-  kube.listPods(namespace, managed, 500, () => {
+  kube.listPods(namespace, MANAGED_SELECTOR, 500, () => {
     pods++;
     return undefined;
   }),
-  kube.listJobs(
-    namespace,
-    `${managed},${LABEL_SOURCE_TYPE} in (${SOURCE_TYPE_TASK},${SOURCE_TYPE_STAGING})`,
-    500,
-    () => {
-      jobs++;
-      return undefined;
-    },
-  ),
+  kube.listJobs(namespace, JOB_SELECTOR, 500, () => {
+    jobs++;
+    return undefined;
+  }),
 ]);
 const ms = performance.now() - started;
 process.stdout.write(`${JSON.stringify({ ms, deployments, pods, jobs })}\n`);

@@ -8,13 +8,17 @@ import { type InstanceState, processGuidOf } from '@opi/domain';
 import { crashReportsFor, reportedCrashesOf } from './crashes.js';
 import { podToInstance } from './instances.js';
 import type { Deployment, Pod } from './k8s-objects.js';
+import { SOURCE_TYPE_STAGING } from './staging-job.js';
+import { SOURCE_TYPE_TASK } from './task-job.js';
 import {
   ANNOTATION_GENERATION,
   ANNOTATION_LAST_UPDATED,
   ANNOTATION_PROCESS_GUID,
   LABEL_GUID,
+  LABEL_MANAGED_BY,
   LABEL_SOURCE_TYPE,
   LABEL_VERSION,
+  MANAGED_BY,
   SOURCE_TYPE_APP,
 } from './labels.js';
 import { slimPod } from './slim.js';
@@ -23,6 +27,17 @@ import { lastChangeMs } from './time.js';
 function changedAtSeconds(pod: Pod): number | undefined {
   const ms = lastChangeMs(pod);
   return ms === undefined ? undefined : Math.floor(ms / 1000);
+}
+
+/** Every pod the service manages: app instances and the pods of task and staging Jobs. */
+export const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
+/** Task and staging Jobs, in one list or watch. */
+export const JOB_SELECTOR = `${MANAGED_SELECTOR},${LABEL_SOURCE_TYPE} in (${SOURCE_TYPE_TASK},${SOURCE_TYPE_STAGING})`;
+
+/** `namespace/job` of a task or staging pod: which Job it ran for. */
+export function jobPodKey(pod: Pod): string {
+  const labels = pod.metadata.labels;
+  return `${pod.metadata.namespace ?? ''}/${labels?.['batch.kubernetes.io/job-name'] ?? labels?.['job-name'] ?? ''}`;
 }
 
 /** An LRP's Deployment as the sync compares it with the LRP's record. */

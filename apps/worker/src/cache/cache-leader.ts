@@ -196,7 +196,7 @@ class Term {
       return; // stopped before the first list was applied
     }
     if (this.ended) return;
-    this.o.logger.info({ ms: Date.now() - started, ...this.counts() }, 'cluster listed, cache written');
+    this.o.logger.info({ ms: Date.now() - started, ...this.cache.counts() }, 'cluster listed, cache written');
     // The first reconcile, from the watched state (drift that arose while nobody watched); asked for
     // before the cache is called ready, so a caller waiting for that sees it queued.
     await this.o.deps.producer.syncNow().catch((err: unknown) => {
@@ -215,11 +215,6 @@ class Term {
     await this.cache.stop();
     await this.beating;
     await this.syncWorker?.close();
-  }
-
-  private counts(): Record<string, number> {
-    const s = this.cache.status();
-    return { deployments: s.deployments.objects, pods: s.pods.objects, jobs: s.jobs.objects };
   }
 
   private async beat(): Promise<void> {

@@ -11,18 +11,16 @@
  */
 import {
   APP_SELECTOR,
+  JOB_SELECTOR,
+  MANAGED_SELECTOR,
   type Deployment,
-  LABEL_MANAGED_BY,
-  LABEL_SOURCE_TYPE,
-  MANAGED_BY,
-  SOURCE_TYPE_STAGING,
-  SOURCE_TYPE_TASK,
   type AppPodSummary,
   type DeploymentSummary,
   type Job,
   type ManagedPodSummary,
   type Pod,
   assignIndexMap,
+  jobPodKey,
   slimJob,
   summarizeDeployment,
   summarizeManagedPod,
@@ -31,11 +29,6 @@ import { KubeApiError, type KubernetesPort, Reflector, type ReflectorObserver, t
 import type { CachedInstances, CacheWriter, StateStore } from '@opi/state';
 import type { Logger } from '@opi/logging';
 import { enqueueCrashReports } from './crash-reports.js';
-
-/** Every pod the service manages: app instances and the pods of task and staging Jobs. */
-export const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
-/** Task and staging Jobs, in one watch. */
-export const JOB_SELECTOR = `${MANAGED_SELECTOR},${LABEL_SOURCE_TYPE} in (${SOURCE_TYPE_TASK},${SOURCE_TYPE_STAGING})`;
 
 /** Entries per fenced write, and LRPs whose previous assignments are read per round trip. */
 const WRITE_BATCH = 500;
@@ -95,10 +88,6 @@ type AnyReflector = Pick<
   | 'lastEventAt'
   | 'watchingSince'
 >;
-
-function jobNameOf(p: Pod): string | undefined {
-  return p.metadata.labels?.['batch.kubernetes.io/job-name'] ?? p.metadata.labels?.['job-name'];
-}
 
 export interface KindStatus {
   state: string;
@@ -374,7 +363,7 @@ export class ClusterCache implements ClusterView {
       else this.lrpPods.set(s.processGuid, [had, s]);
       this.markLrp(s.processGuid, s.changedAtS === undefined ? undefined : s.changedAtS * 1000);
     } else {
-      const key = `${s.pod.metadata.namespace ?? ''}/${jobNameOf(s.pod) ?? ''}`;
+      const key = jobPodKey(s.pod);
       let pods = this.jobPods.get(key);
       if (!pods) this.jobPods.set(key, (pods = new Map<string, Pod>()));
       pods.set(s.pod.metadata.name, s.pod);
@@ -385,14 +374,15 @@ export class ClusterCache implements ClusterView {
   private podGone(s: ManagedPodSummary | undefined, changedAt?: number): void {
     if (!s) return;
     if (s.kind === 'app') {
-      const pods = this.podsOf(s.processGuid).filter((p) => p.name !== s.name);
-      this.appPods -= this.podsOf(s.processGuid).length - pods.length;
+      const held = this.podsOf(s.processGuid);
+      const pods = held.filter((p) => p.name !== s.name);
+      this.appPods -= held.length - pods.length;
       if (pods.length > 1) this.lrpPods.set(s.processGuid, pods);
       else if (pods[0]) this.lrpPods.set(s.processGuid, pods[0]);
       else this.lrpPods.delete(s.processGuid);
       this.markLrp(s.processGuid, changedAt);
     } else {
-      const key = `${s.pod.metadata.namespace ?? ''}/${jobNameOf(s.pod) ?? ''}`;
+      const key = jobPodKey(s.pod);
       const pods = this.jobPods.get(key);
       pods?.delete(s.pod.metadata.name);
       if (pods?.size === 0) this.jobPods.delete(key);

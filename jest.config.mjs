@@ -26,6 +26,15 @@ export default {
     },
     { ...common, displayName: 'contract', testMatch: ['<rootDir>/test/contract/**/*.test.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+    // The app suites again with OPI_WORKLOAD_KIND=statefulset (test/integration/harness.ts reads it).
+    {
+      ...common,
+      displayName: 'integration-statefulset',
+      setupFiles: ['<rootDir>/test/support/statefulset-mode.ts'],
+      testMatch: ['convergence', 'cc-replay', 'scaling', 'cluster-cache'].map(
+        (f) => `<rootDir>/test/integration/${f}.test.ts`,
+      ),
+    },
     // A real browser (Debian's chromium, driven by playwright-core) against the service in-process.
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     // fast-check properties over every route and the translation (seed: FUZZ_SEED, scale: FUZZ_RUNS).

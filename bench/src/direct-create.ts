@@ -1,18 +1,20 @@
 /**
- * The convergence baseline: creates the Deployments of LRPs straight through client-node, BENCH_CONCURRENCY
+ * The convergence baseline: creates the workloads (BENCH_KIND) of LRPs straight through client-node, BENCH_CONCURRENCY
  * at a time, in its own process as the workers are. It stays up for several rounds (client-node takes
  * seconds to load): each line `{"count": n}` on stdin is a round of n new LRPs, whose bodies are built
  * with the same translation the workers use before the clock starts; it answers `{"elapsedMs": t}`.
  */
 import { createInterface } from 'node:readline';
-import { AppsV1Api, KubeConfig, type V1Deployment } from '@kubernetes/client-node';
+import { AppsV1Api, KubeConfig, type V1Deployment, type V1StatefulSet } from '@kubernetes/client-node';
 import { desireLrpSchema, toDesiredLrp } from '@opi/contract';
-import { lrpToDeployment } from '@opi/translation';
+import { lrpToDeployment, lrpToStatefulSet } from '@opi/translation';
 import { desireBody, uuid } from './bodies.js';
 
 const concurrency = Number(process.env['BENCH_CONCURRENCY'] ?? 64);
 const namespace = process.env['BENCH_NAMESPACE'] ?? 'cf-workloads';
 const salt = process.env['BENCH_SALT'] ?? 'd0';
+/** `deployment` or `statefulset`: what the workers of the other side create. */
+const statefulSets = process.env['BENCH_KIND'] === 'statefulset';
 
 const kc = new KubeConfig();
 kc.loadFromDefault();
@@ -25,14 +27,18 @@ async function round(count: number): Promise<number> {
       namespace,
       dropletRegistry: 'registry.example',
     });
-    return lrpToDeployment(lrp, { runAsNonRoot: true }) as V1Deployment;
+    return statefulSets
+      ? (lrpToStatefulSet(lrp, { runAsNonRoot: true, instanceIndexEnv: true }) as V1StatefulSet)
+      : (lrpToDeployment(lrp, { runAsNonRoot: true }) as V1Deployment);
   });
   const started = performance.now();
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < bodies.length) {
       const body = bodies[next++];
-      if (body) await apps.createNamespacedDeployment({ namespace, body });
+      if (!body) continue;
+      if (statefulSets) await apps.createNamespacedStatefulSet({ namespace, body: body as V1StatefulSet });
+      else await apps.createNamespacedDeployment({ namespace, body: body });
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));

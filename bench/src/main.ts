@@ -12,12 +12,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { desireBody, uuid } from './bodies.js';
 import { watchCache, watchCacheOptions } from './watch-cache.js';
+import { type Load, load, loadInChild } from './load.js';
 import {
   type Child,
   NAMESPACE,
@@ -48,15 +49,15 @@ import { type Simulator, startSimulator } from '@opi/kube-sim';
 import { JobProducer, QUEUE_NAMES, convergeJobOptions, defaultJobOptions } from '@opi/queue';
 import { StateStore } from '@opi/state';
 import {
-  ANNOTATION_GENERATION,
   ANNOTATION_LAST_UPDATED,
   ANNOTATION_PROCESS_GUID,
   APP_SELECTOR,
   LABEL_GUID,
   LABEL_VERSION,
-  labelsFor,
-  lrpToDeployment,
+  WORKLOAD_KINDS,
+  type WorkloadKind,
 } from '@opi/translation';
+import { podNameFor, seconds, storeLrp } from './app-objects.js';
 
 const quick = process.argv.includes('--quick');
 /** `--only=convergence` (or reads, ingest, queue, watch): one scenario, for profiling. */
@@ -111,35 +112,6 @@ async function usedMemory(redis: Redis): Promise<number> {
 
 // ---- load ------------------------------------------------------------------------------------------
 
-interface Load {
-  p50: number;
-  p99: number;
-  rps: number;
-  total: number;
-  bad: number;
-}
-
-/**
- * One autocannon run. Latencies are taken from each response's own time (a float in ms) rather than
- * autocannon's histogram, which keeps whole milliseconds: sub-millisecond answers would all read 0 or 1.
- */
-async function load(opts: autocannon.Options): Promise<Load> {
-  const times: number[] = [];
-  // Without a callback autocannon answers its tracker, an EventEmitter that is also a promise of the result.
-  const instance = autocannon({ ...opts }) as unknown as autocannon.Instance & PromiseLike<autocannon.Result>;
-  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, ms: number) => {
-    if (statusCode < 300) times.push(ms);
-  });
-  const r = await instance;
-  return {
-    p50: percentile(times, 50),
-    p99: percentile(times, 99),
-    rps: r.requests.average,
-    total: r.requests.total,
-    bad: r.non2xx + r.errors,
-  };
-}
-
 async function timed(fn: () => Promise<unknown>, runs: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -187,11 +159,15 @@ const podCount = (size: number): number => size + 2 * Math.min(size, plan.instan
  * and its running pods (with one event each for the instances scenario's LRPs). The instances cache is
  * left to the worker's sync, as in production.
  */
-async function seed(sim: Simulator, state: StateStore, from: number, to: number): Promise<void> {
-  const deployments = sim.store.registry.get('apps', 'deployments');
-  const pods = sim.store.registry.get('', 'pods');
+async function seed(
+  sim: Simulator,
+  state: StateStore,
+  from: number,
+  to: number,
+  kind: WorkloadKind,
+): Promise<void> {
   const events = sim.store.registry.get('', 'events');
-  const startTime = new Date().toISOString();
+  const startTime = seconds(new Date());
   for (let i = from; i < to; i += 500) {
     const batch: DesiredLrp[] = [];
     for (let n = i; n < Math.min(to, i + 500); n++) batch.push(lrpOf(n));
@@ -199,43 +175,10 @@ async function seed(sim: Simulator, state: StateStore, from: number, to: number)
     const records = await Promise.all(batch.map((lrp) => state.get(lrp.processGuid)));
     batch.forEach((lrp, j) => {
       const n = i + j;
-      const d = lrpToDeployment(lrp, { runAsNonRoot: true });
-      d.metadata.annotations = {
-        ...d.metadata.annotations,
-        [ANNOTATION_GENERATION]: String(records[j]?.generation ?? 0),
-      };
-      sim.store.create(deployments, d as never);
-      for (let k = 0; k < podsPer(n); k++) {
-        const name = `app-${n}-${k}`;
-        const pod = sim.store.create(pods, {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name, namespace: NAMESPACE, labels: labelsFor(lrp) },
-          spec: { containers: [{ name: 'opi', image: lrp.image }], nodeName: 'node-1' },
-        } as never);
-        // Status goes through its subresource, as the kubelet writes it (create drops it).
-        sim.store.replace(
-          pods,
-          {
-            ...pod,
-            status: {
-              phase: 'Running',
-              startTime,
-              containerStatuses: [
-                {
-                  name: 'opi',
-                  ready: true,
-                  restartCount: 0,
-                  image: lrp.image,
-                  imageID: '',
-                  state: { running: { startedAt: startTime } },
-                },
-              ],
-            },
-          },
-          { subresource: 'status' },
-        );
-        if (n >= plan.instancesSize) continue;
+      const names = Array.from({ length: podsPer(n) }, (_, k) => podNameFor(kind, lrp, k));
+      storeLrp(sim, lrp, records[j]?.generation ?? 0, names, NAMESPACE, startTime, kind);
+      if (n >= plan.instancesSize) return;
+      for (const name of names) {
         sim.store.create(events, {
           apiVersion: 'v1',
           kind: 'Event',
@@ -252,13 +195,14 @@ async function seed(sim: Simulator, state: StateStore, from: number, to: number)
 
 /**
  * Waits until the worker's first list has written the cache with `size` Deployments (the snapshot's
- * meta), sampling the worker's RSS meanwhile; the peak.
+ * meta) and its first reconcile is done, sampling the worker's RSS meanwhile; the peak.
  */
 async function awaitFirstList(
   state: StateStore,
   worker: Child,
   size: number,
   after: number,
+  kind: WorkloadKind,
 ): Promise<number> {
   let peak = 0;
   const deadline = Date.now() + 600_000;
@@ -272,7 +216,7 @@ async function awaitFirstList(
     }
     peak = Math.max(peak, rssBytes(worker.pid));
     const meta = await state.syncMeta();
-    if (meta && meta.syncedAt > after && meta.deployments === size) {
+    if (meta && meta.syncedAt > after && meta[`${kind}s`] === size) {
       // The line may still sit in the logger's buffer for a moment.
       const line = (): unknown => logLines(worker.logFile, 'cluster listed, cache written')[0]?.['ms'];
       for (let i = 0; i < 20 && line() === undefined; i++) await sleep(100);
@@ -281,6 +225,13 @@ async function awaitFirstList(
         `first list of ${size} LRPs, ${meta.pods} pods applied in ${typeof listed === 'number' ? listed : '?'} ms ` +
           `(the cache's snapshot written in ${meta.durationMs} ms)`,
       );
+      // Then the takeover's reconcile: the reads measure the API beside a worker at rest, as it mostly is.
+      while (logLines(worker.logFile, 'sync done').length === 0) {
+        if (worker.proc.exitCode !== null || worker.proc.signalCode !== null) break;
+        if (Date.now() > deadline) throw new Error(`no reconcile after the first list of ${size} LRPs`);
+        peak = Math.max(peak, rssBytes(worker.pid));
+        await sleep(100);
+      }
       return peak;
     }
     if (Date.now() > deadline) throw new Error(`no first list of ${size} Deployments within 10 minutes`);
@@ -290,13 +241,18 @@ async function awaitFirstList(
 
 // ---- scenarios -------------------------------------------------------------------------------------
 
-async function schedulingInfos(base: string, apps: AppsV1Api, size: number): Promise<void> {
+async function schedulingInfos(
+  base: string,
+  apps: AppsV1Api,
+  size: number,
+  kind: WorkloadKind,
+): Promise<void> {
   const first = await fetch(`${base}/apps`);
   const text = await first.text();
   const count = (JSON.parse(text) as { desired_lrp_scheduling_infos: unknown[] }).desired_lrp_scheduling_infos
     .length;
   if (count !== size) throw new Error(`GET /apps returned ${count} scheduling infos, expected ${size}`);
-  const ours = await load({ url: `${base}/apps`, connections: 1, duration: plan.readSeconds });
+  const ours = await loadInChild({ url: `${base}/apps`, connections: 1, duration: plan.readSeconds });
   if (ours.bad) throw new Error(`GET /apps: ${ours.bad} failed requests`);
   let directBytes = 0;
   const direct = async (): Promise<void> => {
@@ -304,12 +260,11 @@ async function schedulingInfos(base: string, apps: AppsV1Api, size: number): Pro
     let token: string | undefined;
     directBytes = 0;
     do {
-      const page = await apps.listNamespacedDeployment({
-        namespace: NAMESPACE,
-        labelSelector: APP_SELECTOR,
-        limit: 500,
-        _continue: token,
-      });
+      const query = { namespace: NAMESPACE, labelSelector: APP_SELECTOR, limit: 500, _continue: token };
+      const page =
+        kind === 'deployment'
+          ? await apps.listNamespacedDeployment(query)
+          : await apps.listNamespacedStatefulSet(query);
       for (const d of page.items) {
         const a = d.metadata?.annotations ?? {};
         const labels = d.metadata?.labels ?? {};
@@ -331,7 +286,7 @@ async function schedulingInfos(base: string, apps: AppsV1Api, size: number): Pro
     if (infos.length !== size) throw new Error(`direct list found ${infos.length}, expected ${size}`);
   };
   const runs = await timed(direct, size >= 100_000 ? 2 : plan.listRuns);
-  const label = size >= 1000 ? `${size / 1000}k` : String(size);
+  const label = `${size >= 1000 ? `${size / 1000}k` : String(size)}${KIND_SUFFIX[kind]}`;
   faster(
     'GET /apps (scheduling infos)',
     label,
@@ -356,7 +311,7 @@ async function schedulingInfos(base: string, apps: AppsV1Api, size: number): Pro
   });
 }
 
-async function instances(base: string, core: CoreV1Api, size: number): Promise<void> {
+async function instances(base: string, core: CoreV1Api, size: number, kind: WorkloadKind): Promise<void> {
   const n = Math.floor(size / 2);
   const lrp = lrpOf(n);
   const path = `/apps/${lrp.guid}/${lrp.version}/instances`;
@@ -366,7 +321,7 @@ async function instances(base: string, core: CoreV1Api, size: number): Promise<v
   if (check.status !== 200 || running !== podsPer(n)) {
     throw new Error(`GET ${path} answered ${check.status} ${JSON.stringify(body)}`);
   }
-  const ours = await load({ url: `${base}${path}`, connections: 1, duration: plan.readSeconds });
+  const ours = await loadInChild({ url: `${base}${path}`, connections: 1, duration: plan.readSeconds });
   if (ours.bad) throw new Error(`GET instances: ${ours.bad} failed requests`);
   // What a cache-less server does per lookup: the app's pods by label, then each pod's events (at once).
   const direct = async (): Promise<void> => {
@@ -386,7 +341,7 @@ async function instances(base: string, core: CoreV1Api, size: number): Promise<v
   };
   await direct();
   const runs = await timed(direct, plan.podRuns);
-  const label = `${size / 1000}k LRPs, ${podCount(size) / 1000}k pods`;
+  const label = `${size / 1000}k LRPs, ${podCount(size) / 1000}k pods${KIND_SUFFIX[kind]}`;
   faster('GET instances', label, 'p50', ours.p50, percentile(runs, 50), { maxMs: 5, minFactor: 20 });
   faster('GET instances', label, 'p99', ours.p99, percentile(runs, 99), { minFactor: 1 });
 }
@@ -483,11 +438,14 @@ interface Converger {
   close(): Promise<void>;
 }
 
-/** How many Deployments the simulated cluster holds. */
-function deploymentsOf(sim: Simulator): { count: () => number } {
-  const deployments = sim.store.registry.get('apps', 'deployments');
-  return { count: () => sim.store.count(deployments) };
+/** How many workloads of the kind the simulated cluster holds. */
+function workloadsOf(sim: Simulator, kind: WorkloadKind): { count: () => number } {
+  const type = sim.store.registry.get('apps', `${kind}s`);
+  return { count: () => sim.store.count(type) };
 }
+
+/** The kind's objects as the rows name them. */
+const KIND_NAMES: Record<WorkloadKind, string> = { deployment: 'Deployments', statefulset: 'StatefulSets' };
 
 /**
  * The API and `workers` worker processes on their default concurrency. A round sends its desires through
@@ -497,8 +455,9 @@ async function startConvergenceService(
   results: string,
   workers: number,
   latencyMs: number,
+  kind: WorkloadKind,
 ): Promise<Converger & { keepWorkers(n: number): Promise<void> }> {
-  const { sim, kubeconfig } = await convergenceCluster(results, latencyMs, 'converge');
+  const { sim, kubeconfig } = await convergenceCluster(results, latencyMs, `converge-${kind}`);
   const prefix = `bench-conv-${randomBytes(4).toString('hex')}`;
   const children: Child[] = [];
   const redis = new Redis(REDIS_URL);
@@ -512,17 +471,22 @@ async function startConvergenceService(
     const api = await startChild(
       apiScript,
       { ...serviceEnv(prefix), PORT: '0', HOST: '127.0.0.1' },
-      join(results, 'converge-api.log'),
+      join(results, `converge-${kind}-api.log`),
     );
     children.push(api);
     // Started side by side: each loads client-node, seconds apiece on a busy machine.
-    const env = { ...serviceEnv(prefix), KUBECONFIG: kubeconfig, OPI_METRICS_PORT: '0' };
+    const env = {
+      ...serviceEnv(prefix),
+      KUBECONFIG: kubeconfig,
+      OPI_METRICS_PORT: '0',
+      OPI_WORKLOAD_KIND: kind,
+    };
     const starts = await Promise.allSettled(
       Array.from({ length: workers }, (_, i) =>
         startChild(
           workerScript,
           env,
-          join(results, `converge-worker-${i}.log`),
+          join(results, `converge-${kind}-worker-${i}.log`),
           'workers started',
           WORKER_NODE_ARGS,
         ),
@@ -532,7 +496,7 @@ async function startConvergenceService(
     children.push(...started);
     const failed = starts.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
-    const deployments = deploymentsOf(sim);
+    const deployments = workloadsOf(sim, kind);
     let n = 0;
     return {
       round: async (count) => {
@@ -573,14 +537,16 @@ async function startDirectCreator(
   results: string,
   concurrency: number,
   latencyMs: number,
+  kind: WorkloadKind,
 ): Promise<Converger> {
-  const { sim, kubeconfig } = await convergenceCluster(results, latencyMs, 'direct');
+  const { sim, kubeconfig } = await convergenceCluster(results, latencyMs, `direct-${kind}`);
   const proc = spawn(process.execPath, [join(repo, 'bench/dist/direct-create.js')], {
     env: {
       PATH: process.env['PATH'] ?? '',
       KUBECONFIG: kubeconfig,
       BENCH_CONCURRENCY: String(concurrency),
       BENCH_NAMESPACE: NAMESPACE,
+      BENCH_KIND: kind,
     },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -601,7 +567,7 @@ async function startDirectCreator(
     await close();
     throw err;
   }
-  const deployments = deploymentsOf(sim);
+  const deployments = workloadsOf(sim, kind);
   return {
     round: async (count) => {
       const target = deployments.count() + count;
@@ -634,14 +600,14 @@ async function startDirectCreator(
  */
 const WARM_UP_LRPS = 100;
 
-async function convergence(results: string): Promise<void> {
+async function convergence(results: string, kind: WorkloadKind): Promise<void> {
   const perWorker = 16; // OPI_WORKER_CONCURRENCY's default
   const concurrency = 4 * perWorker;
   const rate = (count: number, ms: number): number => count / (ms / 1000);
   const nearMs = plan.clusterLatencyMs;
   const [service, direct] = await Promise.all([
-    startConvergenceService(results, 4, nearMs),
-    startDirectCreator(results, concurrency, nearMs),
+    startConvergenceService(results, 4, nearMs, kind),
+    startDirectCreator(results, concurrency, nearMs, kind),
   ]);
   try {
     // A warm-up round each, not counted: the first round of a fresh process ran a third slower on both
@@ -653,7 +619,7 @@ async function convergence(results: string): Promise<void> {
       const four = await service.round(plan.convergeCount);
       const d = await direct.round(plan.convergeCount);
       log(
-        `round ${i + 1}, ${nearMs} ms: 4 workers ${Math.round(four)} ms, direct creates at ${concurrency} ` +
+        `${kind}s, round ${i + 1}, ${nearMs} ms: 4 workers ${Math.round(four)} ms, direct creates at ${concurrency} ` +
           `${Math.round(d)} ms`,
       );
       rounds.push({ four, direct: d });
@@ -670,7 +636,7 @@ async function convergence(results: string): Promise<void> {
       times: { ours: number; baseline: number },
       what: { metric: string; of: string; min: number; note: string },
     ): Row => ({
-      scenario: 'convergence: desires → Deployments',
+      scenario: `convergence: desires → ${KIND_NAMES[kind]}`,
       size: `${count} LRPs, cluster round trip ${latencyMs} ms`,
       metric: what.metric,
       ours: rate(count, times.ours),
@@ -847,6 +813,151 @@ const ORDER = [
 
 // ---- main ------------------------------------------------------------------------------------------
 
+/** What a reads pass measures against: the cluster, the records and the API, all of one workload kind. */
+interface ReadsTarget {
+  kind: WorkloadKind;
+  results: string;
+  prefix: string;
+  sim: Simulator;
+  state: StateStore;
+  redis: Redis;
+  api: Child;
+  children: Child[];
+  memory: MemoryRow[];
+}
+
+/**
+ * The reads at each size: LRPs seeded as converged workloads of the kind with their pods, a worker that
+ * lists them once and writes the cache, then GET /apps and instances against direct lists, and memory.
+ */
+async function readsPass(t: ReadsTarget): Promise<void> {
+  const { kind, results, prefix, sim, state, redis, api, children, memory } = t;
+  const kc = new KubeConfig();
+  kc.loadFromString(sim.kubeconfig());
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const base = `http://127.0.0.1:${api.port}`;
+  const rssIdle = rssBytes(api.pid);
+  const redisBefore = await usedMemory(redis);
+  const kubeconfig = join(results, `kubeconfig-${kind}.yaml`);
+  await writeFile(kubeconfig, sim.kubeconfig());
+  let seeded = 0;
+  for (const size of plan.appsSizes) {
+    log(`seeding ${seeded} → ${size} LRPs, ${podCount(size)} pods`);
+    await seed(sim, state, seeded, size, kind);
+    seeded = size;
+    // A worker per size, started after the seeding, as in production: it takes the Lease, lists the
+    // cluster once, writes the cache, then follows the watch. Its first list is what is measured (the
+    // next size's seeding would otherwise reach it as 90k watch events).
+    const startedAt = Date.now();
+    const worker = await startChild(
+      workerScript,
+      {
+        ...serviceEnv(prefix),
+        OPI_WORKLOAD_KIND: kind,
+        KUBECONFIG: kubeconfig,
+        OPI_METRICS_PORT: '0',
+        // The cache follows the watch; the resync only reconciles drift, reading every record and the
+        // watched state. None runs during the reads, which measure the API.
+        OPI_RESYNC_INTERVAL_MS: '3600000',
+      },
+      join(results, `worker-${kind}-${size}.log`),
+      'workers started',
+      WORKER_NODE_ARGS,
+    );
+    children.push(worker);
+    const workerPeak = await awaitFirstList(state, worker, size, startedAt, kind);
+    log(`GET /apps at ${size}`);
+    await schedulingInfos(base, apps, size, kind);
+    if (size === plan.instancesSize) {
+      log(`instances at ${size}`);
+      await instances(base, core, size, kind);
+    }
+    const rss = rssBytes(api.pid);
+    const died = ended(worker);
+    if (died) log(`the worker died after its first list: ${deathOf(worker)}`);
+    const redisPer = ((await usedMemory(redis)) - redisBefore) / size;
+    memory.push({ kind, size, apiRssBytes: rss, workerPeakRssBytes: workerPeak, redisBytesPerLrp: redisPer });
+    const label = `${size / 1000}k${KIND_SUFFIX[kind]}`;
+    const requestBytes = JSON.stringify(desireBody(uuid(0, 'be'), VERSION)).length;
+    const big = size >= 100_000;
+    rows.push({
+      scenario: 'memory: Redis used_memory per LRP',
+      size: label,
+      metric: 'bytes/LRP',
+      ours: redisPer,
+      baseline: requestBytes,
+      unit: 'B/LRP',
+      ratio: redisPer / requestBytes,
+      ratioMeaning: '× the desire body',
+      target: '≤ 2 KB',
+      met: redisPer <= 2048,
+      note: 'records, scheduling infos and the instances cache; no job history',
+    });
+    rows.push({
+      scenario: 'memory: API process RSS',
+      size: label,
+      metric: 'RSS after GET /apps',
+      ours: rss,
+      baseline: rssIdle,
+      unit: 'B',
+      ratio: rss / rssIdle,
+      ratioMeaning: '× idle RSS',
+      target: big ? '≤ 250 MB' : '—',
+      met: big ? rss <= 250e6 : undefined,
+    });
+    rows.push({
+      scenario: 'memory: worker process RSS',
+      size: label,
+      metric: 'peak RSS, first list and reconcile',
+      ours: workerPeak,
+      baseline: rssIdle,
+      unit: 'B',
+      ratio: workerPeak / rssIdle,
+      ratioMeaning: '× idle API RSS',
+      target: big ? '≤ 250 MB' : '—',
+      // A worker that died meanwhile (out of heap at the shipped flags) did not stay within it either.
+      met: died ? false : big ? workerPeak <= 250e6 : undefined,
+      ...(died ? { note: `during the reads, the ${deathOf(worker)}` } : {}),
+    });
+    // Stopped before the next seeding, and before the ingest: nothing may converge its new desires
+    // into this cluster while it is measured.
+    await stopChild(worker);
+  }
+}
+
+/** The StatefulSet pass on a cluster, records and API of its own, beside the Deployment one. */
+async function statefulSetReads(results: string, redis: Redis, memory: MemoryRow[]): Promise<void> {
+  const prefix = `bench-sts-${randomBytes(4).toString('hex')}`;
+  const sim = await startSimulator({ controllers: false, namespaces: [NAMESPACE], seed: 13 });
+  const children: Child[] = [];
+  try {
+    const api = await startChild(
+      apiScript,
+      { ...serviceEnv(prefix), PORT: '0', HOST: '127.0.0.1' },
+      join(results, 'api-statefulset.log'),
+    );
+    children.push(api);
+    const state = new StateStore(redis, prefix);
+    await readsPass({ kind: 'statefulset', results, prefix, sim, state, redis, api, children, memory });
+  } finally {
+    for (const c of children) await stopChild(c);
+    await deletePrefix(redis, prefix);
+    await sim.close();
+  }
+}
+
+/** The size labels of the StatefulSet pass say so; the Deployment pass keeps the labels of earlier runs. */
+const KIND_SUFFIX: Record<WorkloadKind, string> = { deployment: '', statefulset: ' (StatefulSets)' };
+
+interface MemoryRow {
+  kind: WorkloadKind;
+  size: number;
+  apiRssBytes: number;
+  workerPeakRssBytes: number;
+  redisBytesPerLrp: number;
+}
+
 async function main(): Promise<void> {
   const prefix = `bench-${randomBytes(4).toString('hex')}`;
   const results = join(repo, 'bench/results');
@@ -854,20 +965,10 @@ async function main(): Promise<void> {
   const redis = new Redis(REDIS_URL);
   const state = new StateStore(redis, prefix);
   const sim = await startSimulator({ controllers: false, namespaces: [NAMESPACE], seed: 11 });
-  const kc = new KubeConfig();
-  kc.loadFromString(sim.kubeconfig());
-  const apps = kc.makeApiClient(AppsV1Api);
-  const core = kc.makeApiClient(CoreV1Api);
   const children: Child[] = [];
-  const memory: {
-    size: number;
-    apiRssBytes: number;
-    workerPeakRssBytes: number;
-    redisBytesPerLrp: number;
-  }[] = [];
+  const memory: MemoryRow[] = [];
   const watch: Awaited<ReturnType<typeof watchCache>>['details'] = [];
   try {
-    const redisBefore = await usedMemory(redis);
     const api = await startChild(
       apiScript,
       { ...serviceEnv(prefix), PORT: '0', HOST: '127.0.0.1' },
@@ -877,91 +978,10 @@ async function main(): Promise<void> {
     const bare = await startChild(join(repo, 'bench/dist/bare-server.js'), {}, join(results, 'bare.log'));
     children.push(bare);
     const base = `http://127.0.0.1:${api.port}`;
-    const rssIdle = rssBytes(api.pid);
     log(`API pid ${api.pid} on ${base} (child process, LOG_LEVEL info); bare Express on ${bare.port}`);
-    const kubeconfig = join(results, 'kubeconfig.yaml');
-    await writeFile(kubeconfig, sim.kubeconfig());
-    let seeded = 0;
-    for (const size of runs('reads') ? plan.appsSizes : []) {
-      log(`seeding ${seeded} → ${size} LRPs, ${podCount(size)} pods`);
-      await seed(sim, state, seeded, size);
-      seeded = size;
-      // A worker per size, started after the seeding, as in production: it takes the Lease, lists the
-      // cluster once, writes the cache, then follows the watch. Its first list is what is measured (the
-      // next size's seeding would otherwise reach it as 90k watch events).
-      const startedAt = Date.now();
-      const worker = await startChild(
-        workerScript,
-        {
-          ...serviceEnv(prefix),
-          KUBECONFIG: kubeconfig,
-          OPI_METRICS_PORT: '0',
-          // The cache follows the watch; the resync only reconciles drift, reading every record and the
-          // watched state. None runs during the reads, which measure the API.
-          OPI_RESYNC_INTERVAL_MS: '3600000',
-        },
-        join(results, `worker-${size}.log`),
-        'workers started',
-        WORKER_NODE_ARGS,
-      );
-      children.push(worker);
-      const workerPeak = await awaitFirstList(state, worker, size, startedAt);
-      log(`GET /apps at ${size}`);
-      await schedulingInfos(base, apps, size);
-      if (size === plan.instancesSize) {
-        log(`instances at ${size}`);
-        await instances(base, core, size);
-      }
-      const rss = rssBytes(api.pid);
-      const died = ended(worker);
-      if (died) log(`the worker died after its first list: ${deathOf(worker)}`);
-      const redisPer = ((await usedMemory(redis)) - redisBefore) / size;
-      memory.push({ size, apiRssBytes: rss, workerPeakRssBytes: workerPeak, redisBytesPerLrp: redisPer });
-      const label = `${size / 1000}k`;
-      const requestBytes = JSON.stringify(desireBody(uuid(0, 'be'), VERSION)).length;
-      const big = size >= 100_000;
-      rows.push({
-        scenario: 'memory: Redis used_memory per LRP',
-        size: label,
-        metric: 'bytes/LRP',
-        ours: redisPer,
-        baseline: requestBytes,
-        unit: 'B/LRP',
-        ratio: redisPer / requestBytes,
-        ratioMeaning: '× the desire body',
-        target: '≤ 2 KB',
-        met: redisPer <= 2048,
-        note: 'records, scheduling infos and the instances cache; no job history',
-      });
-      rows.push({
-        scenario: 'memory: API process RSS',
-        size: label,
-        metric: 'RSS after GET /apps',
-        ours: rss,
-        baseline: rssIdle,
-        unit: 'B',
-        ratio: rss / rssIdle,
-        ratioMeaning: '× idle RSS',
-        target: big ? '≤ 250 MB' : '—',
-        met: big ? rss <= 250e6 : undefined,
-      });
-      rows.push({
-        scenario: 'memory: worker process RSS',
-        size: label,
-        metric: 'peak RSS during the first list',
-        ours: workerPeak,
-        baseline: rssIdle,
-        unit: 'B',
-        ratio: workerPeak / rssIdle,
-        ratioMeaning: '× idle API RSS',
-        target: big ? '≤ 250 MB' : '—',
-        // A worker that died meanwhile (out of heap at the shipped flags) did not stay within it either.
-        met: died ? false : big ? workerPeak <= 250e6 : undefined,
-        ...(died ? { note: `during the reads, the ${deathOf(worker)}` } : {}),
-      });
-      // Stopped before the next seeding, and before the ingest: nothing may converge its new desires
-      // into this cluster while it is measured.
-      await stopChild(worker);
+    if (runs('reads')) {
+      await readsPass({ kind: 'deployment', results, prefix, sim, state, redis, api, children, memory });
+      await statefulSetReads(results, redis, memory);
     }
     if (runs('ingest')) {
       log('desire ingest');
@@ -972,8 +992,10 @@ async function main(): Promise<void> {
       await queueOverhead(prefix);
     }
     if (runs('convergence')) {
-      log('convergence');
-      await convergence(results);
+      for (const kind of WORKLOAD_KINDS) {
+        log(`convergence (${kind}s)`);
+        await convergence(results, kind);
+      }
     }
     if (runs('watch')) {
       log('watch cache (issue 15)');

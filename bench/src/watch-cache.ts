@@ -32,13 +32,8 @@ import type { DesiredLrp } from '@opi/domain';
 import { ClientNodeKubernetes, type WatchEvent, type WatchHandle, loadKubeConfig } from '@opi/kube';
 import { startSimulator } from '@opi/kube-sim';
 import { StateStore } from '@opi/state';
-import {
-  ANNOTATION_GENERATION,
-  APP_CONTAINER,
-  labelsFor,
-  lrpToDeployment,
-  taskJobName,
-} from '@opi/translation';
+import { taskJobName } from '@opi/translation';
+import { deploymentAt, podBody, podName, runningStatus, seconds, storeLrp } from './app-objects.js';
 import { desireBody, uuid } from './bodies.js';
 import { type CcSink, startCcSink } from './cc-sink.js';
 import {
@@ -150,12 +145,20 @@ interface ServerPids {
   etcd: number | undefined;
 }
 
-/** One LRP as seeded: its record's generation and its pod's name. */
+/** One LRP as seeded: its record's generation, its pod's name and its other pods' names. */
 interface Seeded {
   lrp: DesiredLrp;
   generation: number;
   pod: string;
+  others: string[];
 }
+
+/**
+ * Every tenth LRP runs three instances, so N apps run 1.2 N pods (the issue's 100,000 apps and
+ * 120,000 pods); freshness is timed on the single-instance ones.
+ */
+const instancesOf = (n: number): number => (n % 10 === 0 ? 3 : 1);
+const seededPods = (seeded: Seeded[]): number => seeded.reduce((n, s) => n + 1 + s.others.length, 0);
 
 interface Target {
   kind: 'sim' | 'real';
@@ -172,62 +175,11 @@ interface Target {
   close(): Promise<void>;
 }
 
-function podBody(lrp: DesiredLrp, name: string, namespace: string): Record<string, unknown> {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace, labels: labelsFor(lrp) },
-    spec: { containers: [{ name: APP_CONTAINER, image: lrp.image }], nodeName: 'bench-node-1' },
-  };
-}
-
-/** What a kubelet reports of a running app container; a crash adds the previous run's termination. */
-function runningStatus(
-  lrp: DesiredLrp,
-  startedAt: string,
-  crash?: { restarts: number; finishedAt: string },
-): Record<string, unknown> {
-  return {
-    phase: 'Running',
-    startTime: startedAt,
-    containerStatuses: [
-      {
-        name: APP_CONTAINER,
-        ready: true,
-        restartCount: crash?.restarts ?? 0,
-        image: lrp.image,
-        imageID: '',
-        state: { running: { startedAt: crash?.finishedAt ?? startedAt } },
-        ...(crash
-          ? {
-              lastState: {
-                terminated: {
-                  exitCode: 1,
-                  reason: 'Error',
-                  startedAt,
-                  finishedAt: crash.finishedAt,
-                },
-              },
-            }
-          : {}),
-      },
-    ],
-  };
-}
-
-function deploymentOf(s: Seeded): Record<string, unknown> {
-  const d = lrpToDeployment(s.lrp, { runAsNonRoot: true });
-  d.metadata.annotations = { ...d.metadata.annotations, [ANNOTATION_GENERATION]: String(s.generation) };
-  return d as unknown as Record<string, unknown>;
-}
-
 async function simTarget(namespace: string): Promise<Target> {
   const sim = await startSimulator({ controllers: false, namespaces: [namespace], seed: 15 });
   const kc = new KubeConfig();
   kc.loadFromString(sim.kubeconfig());
   const admin = await startCountingProxy(kc, sim.httpUrl);
-  const deployments = sim.store.registry.get('apps', 'deployments');
-  const pods = sim.store.registry.get('', 'pods');
   return {
     kind: 'sim',
     label: 'simulated',
@@ -235,20 +187,10 @@ async function simTarget(namespace: string): Promise<Target> {
     admin,
     rest: new Rest(admin.url),
     upstream: { kc, plainUrl: sim.httpUrl },
-    // Straight into the store: the HTTP path would take minutes at 100k.
     seed: async (items) => {
-      const startedAt = new Date().toISOString();
+      const startedAt = seconds(new Date());
       for (const [i, s] of items.entries()) {
-        sim.store.create(deployments, deploymentOf(s) as never);
-        const pod = sim.store.create(pods, podBody(s.lrp, s.pod, namespace) as never);
-        // Status goes through its subresource, as the kubelet writes it (create drops it).
-        sim.store.replace(
-          pods,
-          { ...pod, status: runningStatus(s.lrp, startedAt) },
-          {
-            subresource: 'status',
-          },
-        );
+        storeLrp(sim, s.lrp, s.generation, [s.pod, ...s.others], namespace, startedAt);
         if (i % 500 === 499) await new Promise((r) => setImmediate(r));
       }
     },
@@ -336,12 +278,14 @@ async function realTarget(file: string, namespace: string): Promise<Target> {
     rest,
     upstream: { kc, plainUrl: undefined },
     seed: async (items) => {
-      const startedAt = new Date().toISOString();
+      const startedAt = seconds(new Date());
       let done = 0;
       await inLanes(items, 32, async (s) => {
-        await rest.send('POST', `/apis/apps/v1${ns}/deployments`, deploymentOf(s));
-        await rest.send('POST', `/api/v1${ns}/pods`, podBody(s.lrp, s.pod, namespace));
-        await rest.status(`/api/v1${ns}/pods/${s.pod}`, runningStatus(s.lrp, startedAt));
+        await rest.send('POST', `/apis/apps/v1${ns}/deployments`, deploymentAt(s.lrp, s.generation));
+        for (const name of [s.pod, ...s.others]) {
+          await rest.send('POST', `/api/v1${ns}/pods`, podBody(s.lrp, name, namespace));
+          await rest.status(`/api/v1${ns}/pods/${name}`, runningStatus(s.lrp, startedAt));
+        }
         if (++done % 1000 === 0) log(`  ${done} of ${items.length} seeded`);
       });
       // Controllers would add ReplicaSets and pods of their own to what the bench plays.
@@ -480,26 +424,28 @@ function holderPid(holder: string | undefined): number | undefined {
   return m?.[1] ? Number(m[1]) : undefined;
 }
 
-/** Waits until the cache writer reports every kind listed with `size` Deployments and pods; its Child. */
+/** Waits until the cache writer reports every kind listed with `size` Deployments and their pods; its Child. */
 async function awaitFirstList(
   state: StateStore,
   workers: Child[],
   size: number,
+  podCount: number,
   alive: () => void,
 ): Promise<Child> {
   const deadline = Date.now() + 30 * 60_000;
   for (;;) {
     alive();
     const raw = await state.watchStatus();
-    const kinds = ['deployments', 'pods', 'jobs'].map((k) => JSON.parse(raw[k] ?? '{}') as KindStatus);
-    const [d, p, j] = kinds;
+    const kinds = KINDS.map((k) => JSON.parse(raw[k] ?? '{}') as KindStatus);
+    const [d, s, p, j] = kinds;
     const meta = await state.syncMeta();
     if (
       d?.synced &&
+      s?.synced &&
       p?.synced &&
       j?.synced &&
       d.objects === size &&
-      p.objects === size &&
+      p.objects === podCount &&
       meta?.deployments === size
     ) {
       const pid = holderPid(d.holder);
@@ -597,6 +543,7 @@ interface Samples {
 interface SizeResult {
   cluster: string;
   apps: number;
+  pods: number;
   firstListMs: number;
   bareListMs: number[];
   leaderPeakRssBytes: number;
@@ -676,6 +623,7 @@ async function runSize(
   const r: SizeResult = {
     cluster: target.label,
     apps: size,
+    pods: NaN,
     firstListMs: NaN,
     bareListMs: [],
     leaderPeakRssBytes: NaN,
@@ -697,19 +645,19 @@ async function runSize(
     for (let i = 0; i < size; i += 500) {
       const batch: DesiredLrp[] = [];
       for (let n = i; n < Math.min(size, i + 500); n++) {
+        const body = { ...desireBody(uuid(n, 'wc'), 'v1'), instances: instancesOf(n) };
         batch.push(
-          toDesiredLrp(desireLrpSchema.parse(desireBody(uuid(n, 'wc'), 'v1')), {
-            namespace,
-            dropletRegistry: 'registry.example',
-          }),
+          toDesiredLrp(desireLrpSchema.parse(body), { namespace, dropletRegistry: 'registry.example' }),
         );
       }
       await Promise.all(batch.map((lrp) => state.adopt(lrp)));
       const records = await Promise.all(batch.map((lrp) => state.get(lrp.processGuid)));
       batch.forEach((lrp, j) => {
-        seeded.push({ lrp, generation: records[j]?.generation ?? 0, pod: `app-${i + j}-0` });
+        const others = Array.from({ length: lrp.instances - 1 }, (_, k) => podName(lrp, k + 1));
+        seeded.push({ lrp, generation: records[j]?.generation ?? 0, pod: podName(lrp, 0), others });
       });
     }
+    r.pods = seededPods(seeded);
     const seedStart = performance.now();
     await target.seed(seeded);
     log(`[${tag}] seeded in ${Math.round(performance.now() - seedStart)} ms`);
@@ -770,7 +718,7 @@ async function runSize(
     };
     let leader: Child | undefined;
     try {
-      leader = await awaitFirstList(state, workers, size, alive);
+      leader = await awaitFirstList(state, workers, size, seededPods(seeded), alive);
       const l = leader;
       r.leaderFirstListRssBytes = sampler.endPhase(l.pid);
       // The log line may still sit in the logger's buffer for a moment.
@@ -880,11 +828,11 @@ async function freshness(c: {
   const namespace = target.namespace;
   const ns = `/namespaces/${namespace}`;
   const pick = (i: number, shift: number): Seeded => {
-    const s = seeded[(Math.floor(((i + 0.5) * size) / o.repeat) + shift) % size];
-    if (!s) throw new Error('no such app');
+    const at = (Math.floor(((i + 0.5) * size) / o.repeat) + shift) % size;
+    const s = seeded[instancesOf(at) === 1 ? at : (at + 1) % size];
+    if (!s || s.others.length > 0) throw new Error('no such single-instance app');
     return s;
   };
-  const seconds = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
   log(`[${tag}] pod deleted → replacement in /instances, ${o.repeat} times`);
   for (let i = 0; i < o.repeat; i++) {
@@ -988,9 +936,10 @@ async function freshness(c: {
   }
 }
 
-// ---- rows ------------------------------------------------------------------------------------------
+/** The kinds the cache writer watches (StatefulSets in either mode: an LRP keeps its kind). */
+const KINDS = ['deployments', 'statefulsets', 'pods', 'jobs'] as const;
 
-const KINDS = ['deployments', 'pods', 'jobs'] as const;
+// ---- rows ------------------------------------------------------------------------------------------
 
 function appsLabel(n: number): string {
   return n >= 1000 ? `${n / 1000}k apps` : `${n} apps`;
@@ -1076,7 +1025,7 @@ function rowsOf(r: SizeResult, o: WatchCacheOptions): Row[] {
     // A worker that died (out of heap, at the shipped flags) did not stay within its memory either.
     met: r.leaderPeakRssBytes <= 250e6 && r.failure === undefined,
     note:
-      `peak ${(r.leaderFirstListRssBytes / 1e6).toFixed(0)} MB to the end of the first list, then ` +
+      `${r.pods} pods; peak ${(r.leaderFirstListRssBytes / 1e6).toFixed(0)} MB to the end of the first list, then ` +
       Object.entries(r.leaderRssByPhase)
         .map(([k, v]) => `${(v / 1e6).toFixed(0)} MB in the ${k}`)
         .join(', ') +

@@ -5,6 +5,8 @@
  * 500/503/429, drop connections and cut watches, and takes CC's callback endpoint down for a minute or
  * more. Then everything is healed and the suite waits for convergence and counts: every desired app
  * with the right spec, every stopped one gone, every task's callback exactly once, nothing duplicated.
+ * One repeat is inherent to at-least-once delivery and is counted apart: a worker SIGKILLed between CC's
+ * answer and its record of it (CC answers the repeat 400).
  *
  * CHAOS_SEEDS=1,2,3 (default) replays plans; CHAOS_APPS, CHAOS_TASKS, CHAOS_DURATION_MS, CHAOS_CC_DOWN_MS
  * size them. Logs of every process stay in the temporary directory printed with the counts.
@@ -13,7 +15,7 @@
  * compaction storm, a SIGKILL and a SIGSTOP past its Lease (about a minute; CHAOS_CACHE_APPS,
  * CHAOS_CACHE_FAULT_MS, CHAOS_CACHE_SEED); `-t 'the cache writer'` runs it alone.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -151,13 +153,27 @@ function taskEnv(t: TaskModel): Record<string, string> {
 /** Completion callbacks CC processed (answered below 500), by task guid; the path names the task. */
 function deliveries(cc: FakeCc): Map<string, number> {
   const out = new Map<string, number>();
+  for (const [guid, answered] of deliveryTimes(cc)) out.set(guid, answered.length);
+  return out;
+}
+
+/** When CC answered each task's completions (below 500: CC took or refused it), by task guid. */
+function deliveryTimes(cc: FakeCc): Map<string, number[]> {
+  const out = new Map<string, number[]>();
   for (const c of cc.calls) {
     const m = /^\/internal\/v4\/tasks\/([^/]+)\/completed$/.exec(c.path);
     if (!m?.[1] || c.status === undefined || c.status >= 500) continue;
-    out.set(m[1], (out.get(m[1]) ?? 0) + 1);
+    out.set(m[1], [...(out.get(m[1]) ?? []), c.answeredAt ?? 0]);
   }
   return out;
 }
+
+/**
+ * How long after CC's answer a worker's SIGKILL may have kept it from recording the delivery. A worker
+ * killed in that window cannot know CC took the report, so its job's retry posts again: no design
+ * avoids that short of CC deduplicating, which it does (400). It is generous against a loaded machine.
+ */
+const KILL_WINDOW_MS = 1000;
 
 type ChaosAction =
   | { at: number; kind: 'kill-worker'; pick: number; respawnAfterMs: number }
@@ -166,6 +182,17 @@ type ChaosAction =
   | { at: number; kind: 'faults'; config: Partial<FaultConfig>; label: string }
   | { at: number; kind: 'cut-watches' }
   | { at: number; kind: 'cc-down'; ms: number };
+
+/** The log lines of every process in `dir` that name `needle`, cut short. */
+async function linesNaming(dir: string, needle: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const f of (await readdir(dir)).filter((n) => n.endsWith('.log')).sort()) {
+    for (const line of (await readFile(join(dir, f), 'utf8')).split('\n')) {
+      if (line.includes(needle)) out.push(`${f}: ${line.slice(0, 300)}`);
+    }
+  }
+  return out.slice(0, 12);
+}
 
 /** The whole chaos plan of one seed, drawn up front so the seed alone names it. */
 function plan(rand: () => number): ChaosAction[] {
@@ -209,6 +236,8 @@ interface Counts {
   callbacksOnce: number;
   missing: number;
   duplicated: number;
+  /** Repeats whose first delivery was answered just before a worker was SIGKILLed (KILL_WINDOW_MS). */
+  repeatedAfterKill: number;
   unknownCallbacks: number;
 }
 
@@ -245,9 +274,10 @@ async function count(
   tasks: TaskModel[],
   cc: FakeCc,
   apps: AppsV1Api,
+  killedAt: readonly number[] = [],
 ): Promise<Counts> {
   const deps = await clusterDeployments(apps);
-  const got = deliveries(cc);
+  const got = deliveryTimes(cc);
   const known = new Set(model.map((a) => a.pg));
   const taskGuids = new Set(tasks.filter((t) => t.created).map((t) => t.guid));
   const c: Counts = {
@@ -264,6 +294,7 @@ async function count(
     callbacksOnce: 0,
     missing: 0,
     duplicated: 0,
+    repeatedAfterKill: 0,
     unknownCallbacks: [...got.keys()].filter((g) => !taskGuids.has(g)).length,
   };
   for (const [, ds] of deps) if (ds.length > 1) c.duplicateDeployments += ds.length - 1;
@@ -282,9 +313,12 @@ async function count(
     }
   }
   for (const g of taskGuids) {
-    const n = got.get(g) ?? 0;
-    if (n === 0) c.missing++;
-    else if (n === 1) c.callbacksOnce++;
+    const answered = got.get(g) ?? [];
+    const first = answered[0] ?? 0;
+    if (answered.length === 0) c.missing++;
+    else if (answered.length === 1) c.callbacksOnce++;
+    else if (answered.length === 2 && killedAt.some((k) => k >= first && k - first <= KILL_WINDOW_MS))
+      c.repeatedAfterKill++;
     else c.duplicated++;
   }
   return c;
@@ -354,6 +388,8 @@ async function runSeed(seed: number): Promise<void> {
   const stats = { workerKills: 0, redisRestarts: 0, redisFlushes: 0, ccDownMs: 0, passes: 0, aofLost: 0 };
   /** Tasks CC had handed over (202) that GET /tasks later no longer listed, unreported: CC re-submitted them. */
   const vanished = new Set<string>();
+  /** When each worker SIGKILL was sent. */
+  const killedAt: number[] = [];
   let stopAll = false;
   const pending: Promise<void>[] = [];
 
@@ -473,6 +509,7 @@ async function runSeed(seed: number): Promise<void> {
           const live = workers.filter(alive);
           const victim = live[Math.floor(a.pick * live.length)];
           if (!victim) return;
+          killedAt.push(Date.now());
           await kill(victim);
           stats.workerKills++;
           say(`SIGKILL ${victim.name}`);
@@ -572,12 +609,12 @@ async function runSeed(seed: number): Promise<void> {
     if (!alive(api)) throw new Error(`the API died: ${api.unexpectedExit ?? ''}\n${logTail(api)}`);
 
     const deadline = Date.now() + CONVERGE_TIMEOUT_MS;
-    let c = await count(seed, model, tasks, cc, appsApi);
+    let c = await count(seed, model, tasks, cc, appsApi, killedAt);
     let lastReport = Date.now();
     while (!converged(c) && Date.now() < deadline) {
       await pass();
       await sleep(2000);
-      c = await count(seed, model, tasks, cc, appsApi);
+      c = await count(seed, model, tasks, cc, appsApi, killedAt);
       if (Date.now() - lastReport > 30_000) {
         lastReport = Date.now();
         say(
@@ -588,7 +625,7 @@ async function runSeed(seed: number): Promise<void> {
     // Late duplicates: several more syncs and report retries get their chance.
     await sleep(8 * SYNC_MS);
     await pass();
-    c = await count(seed, model, tasks, cc, appsApi);
+    c = await count(seed, model, tasks, cc, appsApi, killedAt);
 
     const deployed = await clusterDeployments(appsApi);
     for (const a of model) {
@@ -601,14 +638,22 @@ async function runSeed(seed: number): Promise<void> {
           ` ${d.replicas} × ${d.image} @ ${d.annotation}; GET /apps/:guid/:version ${rec.status} ${rec.text}`,
       );
     }
-    const got = deliveries(cc);
-    for (const t of tasks.filter((x) => (got.get(x.guid) ?? 0) > 1)) {
-      const statuses = cc.calls
-        .map((call, i) => ({ call, i }))
-        .filter(({ call }) => call.path === `/internal/v4/tasks/${t.guid}/completed`)
-        .map(({ call, i }) => `#${i}:${String(call.status)}`);
-      say(`duplicated ${t.guid}: posts ${t.posts}, callbacks ${statuses.join(' ')}`);
+    // Each repeated completion with its timeline and the log lines that name it, in the failure's diff
+    // (CI shows only the end of the output).
+    const since = (ms: number | undefined) => `+${(((ms ?? started) - started) / 1000).toFixed(1)}s`;
+    const repeats: string[] = [];
+    const delivered = deliveries(cc);
+    for (const t of tasks.filter((x) => (delivered.get(x.guid) ?? 0) > 1)) {
+      const answers = cc.calls
+        .filter((call) => call.path === `/internal/v4/tasks/${t.guid}/completed`)
+        .map((call) => `${String(call.status)}@${since(call.answeredAt)}`);
+      const logged = await linesNaming(logDir, t.guid);
+      repeats.push(
+        `${t.guid}: CC re-submitted ${t.posts - 1}×; answers ${answers.join(' ')}; SIGKILLs at` +
+          ` ${killedAt.map(since).join(' ')}; ${logged.join(' | ')}`,
+      );
     }
+    for (const r of repeats) say(`repeated completion ${r}`);
     const secs = ((Date.now() - started) / 1000).toFixed(0);
     const apiDied = api.unexpectedExit !== undefined;
     const selfExits = workers.filter((w) => w.unexpectedExit !== undefined && !w.killedByUs).length;
@@ -619,6 +664,7 @@ async function runSeed(seed: number): Promise<void> {
           ` stopped ${c.stopped}, leftover ${c.leftover}, duplicate Deployments ${c.duplicateDeployments},` +
           ` unknown Deployments ${c.unknownDeployments}`,
         `  tasks: ${c.tasks}, callbacks once ${c.callbacksOnce}, missing ${c.missing}, duplicated ${c.duplicated},` +
+          ` repeated after a worker's SIGKILL ${c.repeatedAfterKill},` +
           ` callbacks for unknown tasks ${c.unknownCallbacks}, vanished from GET /tasks and re-submitted ${vanished.size}`,
         `  chaos: worker SIGKILLs ${stats.workerKills}, Redis restarts ${stats.redisRestarts}, Redis flushes` +
           ` ${stats.redisFlushes}, writes the AOF lost ${stats.aofLost}, CC down ${Math.round(stats.ccDownMs / 1000)}s, cluster errors` +
@@ -634,7 +680,7 @@ async function runSeed(seed: number): Promise<void> {
       duplicateDeployments: c.duplicateDeployments,
       unknownDeployments: c.unknownDeployments,
       missing: c.missing,
-      duplicated: c.duplicated,
+      duplicated: c.duplicated === 0 ? 0 : repeats,
       unknownCallbacks: c.unknownCallbacks,
       apiDied,
       aofLost: stats.aofLost,
@@ -1000,10 +1046,13 @@ class CacheChaos {
     const status = await this.client.hgetall(`${CACHE_PREFIX}:state:watch`);
     expect({
       fence,
-      writers: Object.values(status).map((s) => (JSON.parse(s) as { holder: string }).holder),
+      kinds: Object.keys(status).sort(),
+      writers: [...new Set(Object.values(status).map((s) => (JSON.parse(s) as { holder: string }).holder))],
     }).toEqual({
       fence: String(h.token),
-      writers: [h.identity, h.identity, h.identity],
+      // Every watched kind's status, each written by the holder.
+      kinds: ['deployments', 'jobs', 'pods', 'statefulsets'],
+      writers: [h.identity],
     });
     return h;
   }

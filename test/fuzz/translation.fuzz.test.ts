@@ -13,7 +13,7 @@ import {
   toDesiredStaging,
   toDesiredTask,
 } from '@opi/contract';
-import { jobName, lrpFromDeployment, lrpToDeployment, registrySecret, workloadName } from '@opi/translation';
+import { jobName, lrpFromWorkload, lrpToDeployment, registrySecret, workloadName } from '@opi/translation';
 import { anyName, desireBody, labelValue, stagingBody, taskBody } from './arbitraries.js';
 import { isDnsLabel, lrpObjectProblems, stagingObjectProblems, taskObjectProblems } from './k8s-validate.js';
 import { fuzz } from './run.js';
@@ -74,7 +74,7 @@ describe('translation fuzz', () => {
         const lrp = toDesiredLrp(r.data, DEFAULTS);
         const settings = { runAsNonRoot: true };
         const deployment = lrpToDeployment(lrp, settings);
-        const back = lrpFromDeployment(deployment, registrySecret(lrp));
+        const back = lrpFromWorkload(deployment, registrySecret(lrp));
         if (!back) throw new Error('no desired LRP read back');
         // Rebuilt from the container when too large to annotate, variables the service sets itself (PORT,
         // CF_INSTANCE_*) may differ in the record, never in what runs: the same Deployment comes out.

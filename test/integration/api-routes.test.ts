@@ -557,7 +557,6 @@ describe('PUT /apps/:guid/:version/stop/:index', () => {
     await desire(lrp, { instances: 2 });
     await writeCache({
       [lrp.processGuid]: {
-        assignments: { 'pod-a': 0, 'pod-b': 1 },
         instances: [
           { index: 0, podName: 'pod-a', sinceNs: '1589212345000000000', state: 'RUNNING' },
           { index: 1, podName: 'pod-b', sinceNs: '1589212346000000000', state: 'RUNNING' },
@@ -659,7 +658,6 @@ describe('GET /apps/:guid/:version/instances', () => {
     await writeCache(
       {
         [lrp.processGuid]: {
-          assignments: { 'pod-c': 2, 'pod-a': 0, 'pod-b': 1 },
           instances: [
             { index: 2, podName: 'pod-c', sinceNs: '1589212347000000001', state: 'CRASHED' },
             { index: 0, podName: 'pod-a', sinceNs: '1589212345123456789', state: 'RUNNING' },
@@ -694,7 +692,6 @@ describe('GET /apps/:guid/:version/instances', () => {
     await desire(lrp, { instances: 1 });
     await writeCache({
       [lrp.processGuid]: {
-        assignments: { 'pod-a': 0 },
         instances: [{ index: 0, podName: 'pod-a', sinceNs: '1589212345000000000', state: 'RUNNING' }],
       },
     });

@@ -75,6 +75,7 @@ describe('CacheWriter', () => {
       syncedAt: 1700000000000,
       durationMs: 5,
       deployments: 2,
+      statefulsets: 0,
       pods: 3,
     });
     await w.writeWatchStatus(3, { 'pods.rv': '42', 'pods.lastEventAt': '1700000000001' });

@@ -28,7 +28,14 @@ import type { z } from 'zod';
 import { desireLrpSchema, stagingRequestSchema, taskRequestSchema, updateLrpSchema } from '@opi/contract';
 import { deletePath, formatPath, setPath } from '../support/body-paths.js';
 import { fieldsOf } from '../support/schema-fields.js';
-import { NAMESPACE, type Service, eventually, schedulingInfos, startService } from './harness.js';
+import {
+  NAMESPACE,
+  type Service,
+  eventually,
+  lrpWorkloads,
+  schedulingInfos,
+  startService,
+} from './harness.js';
 
 type Json = Record<string, unknown>;
 
@@ -74,12 +81,9 @@ interface Cluster {
   batch: BatchV1Api;
 }
 
-async function lrpDeployment(c: Cluster, guid: string, version: string) {
-  const list = await c.s.apps.listNamespacedDeployment({
-    namespace: NAMESPACE,
-    labelSelector: `cloudfoundry.org/guid=${guid},cloudfoundry.org/version=${version}`,
-  });
-  return list.items[0];
+/** The LRP's workload, of the kind this run makes (the corpus names it a Deployment, as Eirini made). */
+async function lrpWorkload(c: Cluster, guid: string, version: string) {
+  return (await lrpWorkloads(c.s, { guid, version }))[0];
 }
 
 function runningAndReady(p: V1Pod): boolean {
@@ -170,7 +174,7 @@ async function converges(f: Fixture, c: Cluster, fake: FakeCc): Promise<void> {
   if (ex.creates === 'Deployment') {
     const body = bodyOf(f);
     const { guid, version } = lrpOf(f);
-    const d = await eventually(() => lrpDeployment(c, guid, version), 'the LRP Deployment');
+    const d = await eventually(() => lrpWorkload(c, guid, version), 'the LRP workload');
     expect(d.metadata?.labels).toMatchObject({
       'cloudfoundry.org/guid': guid,
       'cloudfoundry.org/version': version,
@@ -186,7 +190,7 @@ async function converges(f: Fixture, c: Cluster, fake: FakeCc): Promise<void> {
     const want = ex.running;
     await eventually(
       async () =>
-        (await lrpDeployment(c, guid, version))?.spec?.replicas === want &&
+        (await lrpWorkload(c, guid, version))?.spec?.replicas === want &&
         (await readyPods(c, guid, version)) === want,
       `${want} pods running and ready`,
     );
@@ -195,8 +199,8 @@ async function converges(f: Fixture, c: Cluster, fake: FakeCc): Promise<void> {
     const { guid, version } = lrpOf(f);
     const want = ex.replicas;
     await eventually(
-      async () => (await lrpDeployment(c, guid, version))?.spec?.replicas === want,
-      `the Deployment scaled to ${want}`,
+      async () => (await lrpWorkload(c, guid, version))?.spec?.replicas === want,
+      `the workload scaled to ${want}`,
     );
   }
   if (ex.annotation !== undefined) {
@@ -205,7 +209,7 @@ async function converges(f: Fixture, c: Cluster, fake: FakeCc): Promise<void> {
   }
   if (ex.deletes === 'Deployment') {
     const { guid, version } = lrpOf(f);
-    await eventually(async () => !(await lrpDeployment(c, guid, version)), 'the Deployment to go');
+    await eventually(async () => !(await lrpWorkload(c, guid, version)), 'the workload to go');
   }
   if (ex.creates === 'Job') {
     const [label, g] = f.request.path.startsWith('/stage/')
@@ -387,10 +391,7 @@ describe('a public-image app through CC: desire, instances, stop; and a refused 
 
     const { guid, version } = lrpOf(desire);
     expect((await cc.stopApp(fixture('apps/stop-app').request)).answer.status).toBe(200);
-    await eventually(
-      async () => (await s.apps.listNamespacedDeployment({ namespace: NAMESPACE })).items.length === 0,
-      'the Deployment to go',
-    );
+    await eventually(async () => (await lrpWorkloads(s)).length === 0, 'the workload to go');
     // CC now asks for the instances of a stopped process: [] only when `error` says "not found".
     const stopped = fixture('instances/stopped-process');
     const after = await cc.lrpInstances(stopped.request, { state: 'STOPPED', instances: 2 });

@@ -9,15 +9,17 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { BatchV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
 import { QUEUE_NAMES } from '@opi/queue';
 import { type CachedInstances, keys } from '@opi/state';
-import { ANNOTATION_TASK_GUID, lrpSelectorString } from '@opi/translation';
+import { ANNOTATION_TASK_GUID, lrpSelectorString, lrpToStatefulSet, workloadName } from '@opi/translation';
+import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
 import type { RunningWorker } from '../../apps/worker/src/index.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
 import { taskBody } from '../support/task-body.js';
 import {
   NAMESPACE,
+  WORKLOAD_KIND,
   type Service,
   call,
   deployedGuids,
@@ -28,6 +30,8 @@ import {
   uuid,
 } from './harness.js';
 
+/** The kinds the cache writer watches, each listed once at its start. */
+const WATCHED_KINDS = ['deployments', 'statefulsets', 'pods', 'jobs'] as const;
 const HOUR_MS = '3600000';
 const MANAGED = 'app.kubernetes.io/managed-by=opi-server';
 /** What the report leaves on a task's Job once CC has its completion (handlers/report.ts). */
@@ -111,6 +115,21 @@ function podAt(entry: CachedInstances, index: number): string {
   const row = entry.instances.find((i) => i.index === index);
   if (!row) throw new Error(`no instance at index ${index}`);
   return row.podName;
+}
+
+/**
+ * Deletes the pod and waits for its replacement in the settled cache entry: a new name from a Deployment,
+ * the same name (and index) with a new uid from a StatefulSet.
+ */
+async function replacePod(s: Service, a: Lrp, n: number, gone: string): Promise<CachedInstances> {
+  const uid = (await livePods(s, a)).find((p) => p.metadata?.name === gone)?.metadata?.uid;
+  await s.core.deleteNamespacedPod({ namespace: NAMESPACE, name: gone });
+  return eventually(async () => {
+    const e = await settledEntry(s, a, n);
+    if (WORKLOAD_KIND === 'deployment') return e.instances.some((i) => i.podName === gone) ? undefined : e;
+    const back = (await livePods(s, a)).find((p) => p.metadata?.name === gone);
+    return back && back.metadata?.uid !== uid ? e : undefined;
+  }, 'the replacement pod in the cache');
 }
 
 /** Waits until the queue has nothing waiting, running or retrying. */
@@ -213,7 +232,7 @@ describe('the cache follows the watch (no periodic sync)', () => {
     const a = lrp(1, 'watch');
     await desire(s, a, { instances: 2 });
     const entry = await settledEntry(s, a, 2);
-    expect(Object.keys(entry.assignments).sort()).toEqual(entry.instances.map((i) => i.podName).sort());
+    expect(entry.instances.map((i) => i.index).sort()).toEqual([0, 1]);
     expect(await idleSyncs(syncQueue)).toBe(syncs);
   });
 
@@ -223,14 +242,11 @@ describe('the cache follows the watch (no periodic sync)', () => {
     await desire(s, a, { instances: 3 });
     const before = await settledEntry(s, a, 3);
     const [keep0, gone, keep2] = [podAt(before, 0), podAt(before, 1), podAt(before, 2)];
-    await s.core.deleteNamespacedPod({ namespace: NAMESPACE, name: gone });
-    const after = await eventually(async () => {
-      const e = await settledEntry(s, a, 3);
-      return e.instances.some((i) => i.podName === gone) ? undefined : e;
-    }, 'the replacement pod in the cache');
+    const after = await replacePod(s, a, 3, gone);
     expect(podAt(after, 0)).toBe(keep0);
     expect(podAt(after, 2)).toBe(keep2);
-    expect(podAt(after, 1)).not.toBe(gone);
+    if (WORKLOAD_KIND === 'deployment') expect(podAt(after, 1)).not.toBe(gone);
+    else expect(podAt(after, 1)).toBe(gone);
     expect((await instances(s, a)).map((i) => [i.index, i.state])).toEqual([
       [0, 'RUNNING'],
       [1, 'RUNNING'],
@@ -246,8 +262,53 @@ describe('the cache follows the watch (no periodic sync)', () => {
       const cached = (e?.instances ?? []).map((i) => i.podName).sort();
       return live.length === 2 && cached.join() === live.join() ? e : undefined;
     }, 'the scale-down in the cache');
-    for (const i of down.instances) expect(after.assignments[i.podName]).toBe(i.index);
+    const indexOf = new Map(after.instances.map((i) => [i.podName, i.index]));
+    for (const i of down.instances) expect(indexOf.get(i.podName)).toBe(i.index);
     expect(await idleSyncs(syncQueue)).toBe(syncs);
+  });
+
+  it("gives a StatefulSet's pods their ordinals as indexes, and a replaced pod its own again", async () => {
+    const a = lrp(7, 'watch');
+    const spec = sampleLrp({
+      guid: a.guid,
+      version: a.version,
+      processGuid: a.pg,
+      namespace: NAMESPACE,
+      // Eleven: by creation and name, `-10` would come before `-2` and take index 2.
+      instances: 11,
+      volumeMounts: [],
+      healthCheck: { type: 'process', httpEndpoint: '', timeoutMs: 0 },
+    });
+    delete spec.registry;
+    const kc = new KubeConfig();
+    kc.loadFromString(s.sim.kubeconfig());
+    const sts = lrpToStatefulSet(spec, { runAsNonRoot: false, instanceIndexEnv: true });
+    await kc.makeApiClient(AppsV1Api).createNamespacedStatefulSet({
+      namespace: NAMESPACE,
+      body: sts as unknown as V1StatefulSet,
+    });
+    const name = workloadName(spec);
+    const ordinals = (e: CachedInstances) =>
+      e.instances.map((i) => [i.index, i.podName] as const).sort((x, y) => x[0] - y[0]);
+    const expected = [...Array(11).keys()].map((i) => [i, `${name}-${i}`] as const);
+    await eventually(async () => {
+      const e = await cacheEntry(s, a);
+      return (
+        e &&
+        e.instances.every((i) => i.state === 'RUNNING') &&
+        JSON.stringify(ordinals(e)) === JSON.stringify(expected)
+      );
+    }, 'pods <name>-0..10 at indexes 0..10');
+
+    const before = (await livePods(s, a)).find((p) => p.metadata?.name === `${name}-1`)?.metadata?.uid;
+    await s.core.deleteNamespacedPod({ namespace: NAMESPACE, name: `${name}-1` });
+    await eventually(async () => {
+      const now = (await livePods(s, a)).find((p) => p.metadata?.name === `${name}-1`)?.metadata?.uid;
+      const e = await cacheEntry(s, a);
+      return (
+        now !== undefined && now !== before && e && JSON.stringify(ordinals(e)) === JSON.stringify(expected)
+      );
+    }, 'the new pod <name>-1 back at index 1');
   });
 
   it('posts one crash report per crash of a crash-looping app', async () => {
@@ -304,7 +365,7 @@ describe('the cache follows the watch (no periodic sync)', () => {
 
   it('exposes the watch metrics: events, the start lists, the writer gauge, the write lag', async () => {
     const m = await scrape(s.workers[0]!);
-    for (const kind of ['deployments', 'pods', 'jobs']) {
+    for (const kind of WATCHED_KINDS) {
       expect(m.get(`opi_watch_relists_total{kind="${kind}",reason="start"}`)).toBe(1);
     }
     const events = [...m].filter(([k]) => k.startsWith('opi_watch_events_total{'));
@@ -342,7 +403,7 @@ describe('two workers share one Lease', () => {
     for (const w of s.workers) {
       expect(await counter(w.metrics.cacheWriter)).toBe(w === holder ? 1 : 0);
       // Only the holder ever listed: one list per kind (each fits one page).
-      expect(await listsOf(w)).toBe(w === holder ? 3 : 0);
+      expect(await listsOf(w)).toBe(w === holder ? WATCHED_KINDS.length : 0);
     }
 
     // The simulator counts every LIST it answers, whoever asks; the test itself asks nothing meanwhile.
@@ -361,9 +422,9 @@ describe('two workers share one Lease', () => {
       expect(s.sim.faults.cutWatches()).toBeGreaterThanOrEqual(3);
       await sleep(3000);
       expect(simLists).toBe(0);
-      expect(await listsOf(holder)).toBe(3);
+      expect(await listsOf(holder)).toBe(WATCHED_KINDS.length);
       expect(await counter(holder.metrics.watchRestarts)).toBeGreaterThan(restarts);
-      for (const kind of ['deployments', 'pods', 'jobs']) {
+      for (const kind of WATCHED_KINDS) {
         expect(await counter(holder.metrics.watchRelists, { kind })).toBe(1);
       }
       // The sync ran meanwhile (every 500 ms here), from the watched state.
@@ -386,11 +447,7 @@ describe('two workers share one Lease', () => {
 
     const before = await settledEntry(s, a, 2);
     const gone = podAt(before, 0);
-    await s.core.deleteNamespacedPod({ namespace: NAMESPACE, name: gone });
-    const after = await eventually(async () => {
-      const e = await settledEntry(s, a, 2);
-      return e.instances.some((i) => i.podName === gone) ? undefined : e;
-    }, 'the replacement pod in the cache');
+    const after = await replacePod(s, a, 2, gone);
     expect(podAt(after, 1)).toBe(podAt(before, 1));
     // A scale-up shows too.
     const r = await call(s.base, 'POST', `/apps/${a.pg}`, {
@@ -454,13 +511,12 @@ describe('a Redis FLUSHDB', () => {
       expect(infos.get(a.pg)).toBe(`t${i}`);
       // The same pods (the flush lost which index each had: they are assigned again, 0..n-1).
       const entry = await settledEntry(s, a, i + 1);
-      expect(Object.keys(entry.assignments).sort()).toEqual(
-        Object.keys(before.get(a.pg)!.assignments).sort(),
-      );
+      const names = (e: CachedInstances): string[] => e.instances.map((x) => x.podName).sort();
+      expect(names(entry)).toEqual(names(before.get(a.pg)!));
     }
     await eventually(async () => (await taskGuids(s)).includes(task), 'the running task to be listed again');
     // The worker noticed on its own and listed every kind again (the periodic sync is an hour away).
-    for (const kind of ['deployments', 'pods', 'jobs']) {
+    for (const kind of WATCHED_KINDS) {
       expect(await counter(s.workers[0]!.metrics.watchRelists, { kind, reason: 'requested' })).toBe(1);
     }
     expect(await s.redis.get(k.cacheFence)).toBe(fence);
@@ -501,7 +557,7 @@ describe('worker /readyz and the watches', () => {
     expect(notYet.body.checks['redis']?.ok).toBe(true);
     expect(notYet.body.checks['kubernetes']?.ok).toBe(true);
     expect(notYet.body.checks['watches']?.ok).toBe(false);
-    for (const kind of ['deployments', 'pods', 'jobs']) {
+    for (const kind of WATCHED_KINDS) {
       expect(notYet.body.checks['watches']?.message).toContain(`${kind}: not listed yet`);
     }
     expect(w.leader.cache()).toBeUndefined();
@@ -514,7 +570,7 @@ describe('worker /readyz and the watches', () => {
     expect(ready.body.status).toBe('ok');
     expect(ready.body.checks['watches']).toEqual({
       ok: true,
-      message: 'watching: deployments 0, pods 0, jobs 0',
+      message: 'watching: deployments 0, statefulsets 0, pods 0, jobs 0',
     });
   });
 });

@@ -21,6 +21,7 @@ import {
   spawnWorkerProcess,
   startService,
   uuid,
+  WORKLOAD_KIND,
 } from './harness.js';
 
 async function lrpQueueIdle(s: Service): Promise<boolean> {
@@ -198,8 +199,8 @@ describe('a worker killed mid-job', () => {
   };
 
   it('loses nothing: another worker takes the job again', async () => {
-    // Deployment creates hang for a while, so the job is surely in flight when the worker dies.
-    s.sim.faults.set({ latencyMs: 4000, verbs: ['create'], resources: ['deployments'] });
+    // Workload creates hang for a while, so the job is surely in flight when the worker dies.
+    s.sim.faults.set({ latencyMs: 4000, verbs: ['create'], resources: [`${WORKLOAD_KIND}s`] });
     const first = spawnWorker();
     const a = { guid: uuid(1, 'kill'), version: uuid(1, 'v1') };
     expect(
@@ -212,7 +213,7 @@ describe('a worker killed mid-job', () => {
     spawnWorker();
     await eventually(
       async () => (await deployedGuids(s)).has(`${a.guid}-${a.version}`),
-      'the Deployment',
+      'the workload',
       60_000,
     );
     await eventually(async () => (await q.getCompletedCount()) >= 1, 'the job to complete');

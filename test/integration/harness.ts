@@ -3,23 +3,36 @@
  * database), the API on a free port and any number of worker sets, each with its own connections, as
  * separate processes would have.
  */
+import { deletePrefix } from '../support/redis-keys.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type V1Deployment,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
 import { type Settings, parseSettings } from '@opi/config';
 import { loadKubeConfig } from '@opi/kube';
 import { QUEUE_NAMES } from '@opi/queue';
-import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
+import { type BehaviourConfig, FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
 import { createLogger } from '@opi/logging';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type RunningWorker, startWorker } from '../../apps/worker/src/index.js';
 import { eventually as poll } from '../support/eventually.js';
 
 export const NAMESPACE = 'cf-workloads';
+/**
+ * What new LRPs run as in this run: the app suites run once per kind (the `integration-statefulset`
+ * jest project sets OPI_TEST_WORKLOAD_KIND; see jest.config.mjs).
+ */
+export const WORKLOAD_KIND: 'deployment' | 'statefulset' =
+  process.env['OPI_TEST_WORKLOAD_KIND'] === 'statefulset' ? 'statefulset' : 'deployment';
 
 export interface Service {
   sim: Simulator;
@@ -42,9 +55,15 @@ export async function startService(
     withApi?: boolean;
     /** Each worker serves /metrics, /healthz and /readyz on a free port (its `metricsPort`). */
     workerMetrics?: boolean;
+    /** The simulated cluster's behaviour over FAST_BEHAVIOUR (e.g. a feature gate). */
+    simBehaviour?: Partial<BehaviourConfig>;
   } = {},
 ): Promise<Service> {
-  const sim = await startSimulator({ behaviour: FAST_BEHAVIOUR, namespaces: [NAMESPACE], seed: 7 });
+  const sim = await startSimulator({
+    behaviour: { ...FAST_BEHAVIOUR, ...options.simBehaviour },
+    namespaces: [NAMESPACE],
+    seed: 7,
+  });
   const prefix = `it-${randomBytes(4).toString('hex')}`;
   const redisUrl = `redis://127.0.0.1:6379/${options.redisDb ?? 0}`;
   const settings = parseSettings({
@@ -60,6 +79,7 @@ export async function startService(
     OPI_WORKER_CONCURRENCY: '8',
     OPI_SHUTDOWN_TIMEOUT_MS: '2000',
     OPI_NAMESPACE: NAMESPACE,
+    OPI_WORKLOAD_KIND: WORKLOAD_KIND,
     // Several workers share this process: none takes the fixed default port.
     OPI_METRICS_PORT: '0',
     ...options.env,
@@ -92,12 +112,7 @@ export async function startService(
     close: async () => {
       await api.close();
       await Promise.all(workers.map((w) => w.close()));
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== '0');
+      await deletePrefix(redis, prefix);
       redis.disconnect();
       await sim.close();
     },
@@ -186,24 +201,42 @@ export async function schedulingInfos(base: string): Promise<Map<string, string>
   );
 }
 
-/** Process guids of the LRP Deployments in the cluster. */
+/** The LRP workloads in the cluster (Deployments and StatefulSets) by process guid, with their replicas. */
 export async function deployedGuids(s: Service): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  let token: string | undefined;
-  do {
-    const page = await s.apps.listNamespacedDeployment({
-      namespace: NAMESPACE,
-      labelSelector: 'app.kubernetes.io/managed-by=opi-server',
-      limit: 500,
-      _continue: token,
-    });
-    for (const d of page.items) {
-      const pg = d.metadata?.annotations?.['cloudfoundry.org/process_guid'];
-      if (pg) out.set(pg, d.spec?.replicas ?? 0);
-    }
-    token = page.metadata?._continue;
-  } while (token);
+  for (const w of await lrpWorkloads(s)) {
+    const pg = w.metadata?.annotations?.['cloudfoundry.org/process_guid'];
+    if (pg) out.set(pg, w.spec?.replicas ?? 0);
+  }
   return out;
+}
+
+/** Every LRP workload of either kind, optionally of one LRP; none of the kind this run does not make. */
+export async function lrpWorkloads(
+  s: Service,
+  lrp?: { guid: string; version: string },
+): Promise<(V1Deployment | V1StatefulSet)[]> {
+  const labelSelector = lrp
+    ? `cloudfoundry.org/guid=${lrp.guid},cloudfoundry.org/version=${lrp.version}`
+    : 'app.kubernetes.io/managed-by=opi-server';
+  const all: (V1Deployment | V1StatefulSet)[] = [];
+  for (const kind of ['deployment', 'statefulset'] as const) {
+    let token: string | undefined;
+    do {
+      const query = { namespace: NAMESPACE, labelSelector, limit: 500, _continue: token };
+      const page =
+        kind === 'deployment'
+          ? await s.apps.listNamespacedDeployment(query)
+          : await s.apps.listNamespacedStatefulSet(query);
+      // An LRP runs as the configured kind only: a workload of the other kind is a defect to see at once.
+      if (kind !== WORKLOAD_KIND && page.items.length > 0) {
+        throw new Error(`found ${page.items.length} ${kind}(s) in ${WORKLOAD_KIND} mode`);
+      }
+      all.push(...page.items);
+      token = page.metadata?._continue;
+    } while (token);
+  }
+  return all;
 }
 
 /** Polls until `check` returns a value; this suite's default deadline is 60_000 ms. */
@@ -232,6 +265,7 @@ export function spawnWorkerProcess(
       KUBECONFIG: kubeconfigFile,
       REDIS_URL: s.settings.redisUrl,
       OPI_QUEUE_PREFIX: s.settings.queuePrefix,
+      OPI_WORKLOAD_KIND: WORKLOAD_KIND,
       OPI_JOB_LOCK_MS: '2000',
       OPI_METRICS_PORT: '0',
       LOG_LEVEL: 'warn',

@@ -31,7 +31,6 @@ afterAll(async () => {
 
 function entry(pods: Record<string, number>): string {
   const cached: CachedInstances = {
-    assignments: pods,
     instances: Object.entries(pods).map(([podName, index]) => ({
       index,
       podName,
@@ -79,9 +78,15 @@ describe('instances snapshots', () => {
     await snapshot.commit({ syncedAt: '2000', durationMs: '7', deployments: '2400', pods: '2500' });
     expect(await redis.hlen(store.keys.instances)).toBe(2500);
     expect(await store.cachedInstances('pg-old')).toBeUndefined();
-    expect((await store.cachedInstances('pg-2499'))?.assignments).toEqual({ 'pod-2499': 0 });
+    expect((await store.cachedAssignments(['pg-2499']))[0]).toEqual(new Map([['pod-2499', 0]]));
     expect(await redis.pttl(store.keys.instances)).toBe(-1);
-    expect(await store.syncMeta()).toEqual({ syncedAt: 2000, durationMs: 7, deployments: 2400, pods: 2500 });
+    expect(await store.syncMeta()).toEqual({
+      syncedAt: 2000,
+      durationMs: 7,
+      deployments: 2400,
+      statefulsets: 0,
+      pods: 2500,
+    });
     expect(await snapshotKeys()).toEqual([]);
   });
 
@@ -201,7 +206,13 @@ describe('instances snapshots', () => {
     await writer.snapshot(TOKEN).commit(meta(0, 2000));
     expect(await redis.exists(store.keys.instances)).toBe(0);
     expect(await store.cachedInstances('pg-x')).toBeUndefined();
-    expect(await store.syncMeta()).toEqual({ syncedAt: 2000, durationMs: 1, deployments: 0, pods: 0 });
+    expect(await store.syncMeta()).toEqual({
+      syncedAt: 2000,
+      durationMs: 1,
+      deployments: 0,
+      statefulsets: 0,
+      pods: 0,
+    });
     expect(await snapshotKeys()).toEqual([]);
   });
 

@@ -16,6 +16,7 @@ import {
   KubeApiError,
   type KubeCallReport,
   type PodDisruptionBudget,
+  type StatefulSet,
   loadKubeConfig,
 } from '@opi/kube';
 import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
@@ -170,6 +171,58 @@ describe('ClientNodeKubernetes: Deployments', () => {
   });
 });
 
+describe('ClientNodeKubernetes: StatefulSets', () => {
+  const statefulSet = (name: string, replicas: number, labels: Record<string, string> = {}): StatefulSet => {
+    const d = deployment(name, labels, replicas);
+    return { metadata: d.metadata, spec: { ...d.spec!, serviceName: '', podManagementPolicy: 'Parallel' } };
+  };
+
+  it('creates, reads, replaces, conflicts on a stale resourceVersion, lists by label and deletes twice', async () => {
+    expect(await kube.getStatefulSet(NS, 'ordered')).toBeUndefined();
+    const created = await kube.createStatefulSet(NS, statefulSet('ordered', 2, { mode: 'sts' }));
+    expect(created.metadata).toMatchObject({ name: 'ordered', namespace: NS });
+    // Its pods carry their ordinal, as Kubernetes 1.28 and later set it.
+    await eventually(async () => {
+      const pods = await kube.listPods(NS, 'app=ordered');
+      return (
+        pods.items
+          .map((p) => p.metadata.labels?.['apps.kubernetes.io/pod-index'])
+          .sort()
+          .join() === '0,1'
+      );
+    }, 'pods ordered-0 and ordered-1 with their index');
+
+    const read = await kube.getStatefulSet(NS, 'ordered');
+    const replaced = await kube.replaceStatefulSet(NS, {
+      ...statefulSet('ordered', 3, { mode: 'sts' }),
+      metadata: {
+        ...statefulSet('ordered', 3, { mode: 'sts' }).metadata,
+        resourceVersion: read!.metadata.resourceVersion,
+      },
+    });
+    expect(replaced.spec?.replicas).toBe(3);
+    const stale = await rejection(
+      kube.replaceStatefulSet(NS, {
+        ...statefulSet('ordered', 1),
+        metadata: { ...statefulSet('ordered', 1).metadata, resourceVersion: read!.metadata.resourceVersion },
+      }),
+    );
+    expect(stale).toBeInstanceOf(ConflictError);
+    expect(await rejection(kube.createStatefulSet(NS, statefulSet('ordered', 1)))).toBeInstanceOf(
+      AlreadyExistsError,
+    );
+
+    expect((await kube.listStatefulSets(NS, 'mode=sts')).items.map((s) => s.metadata.name)).toEqual([
+      'ordered',
+    ]);
+    expect((await kube.listStatefulSets(undefined, 'mode=sts', 1)).items).toHaveLength(1);
+
+    expect(await kube.deleteStatefulSet(NS, 'ordered')).toBe('deleted');
+    expect(await kube.deleteStatefulSet(NS, 'ordered')).toBe('absent');
+    expect(await kube.getStatefulSet(NS, 'ordered')).toBeUndefined();
+  });
+});
+
 describe('ClientNodeKubernetes: Secrets and PodDisruptionBudgets', () => {
   it('round-trips a Secret', async () => {
     const s = await kube.createSecret(NS, {
@@ -300,6 +353,15 @@ describe('ClientNodeKubernetes: Jobs, Pods, Events, Namespaces', () => {
   it('reads namespaces', async () => {
     expect((await kube.getNamespace(NS))?.metadata.name).toBe(NS);
     expect(await kube.getNamespace('no-such-namespace')).toBeUndefined();
+  });
+
+  it("reads the server's version", async () => {
+    const v = await kube.getServerVersion();
+    expect(v).toEqual({
+      major: '1',
+      minor: expect.stringMatching(/^\d+/),
+      gitVersion: expect.stringMatching(/^v1\./),
+    });
   });
 });
 

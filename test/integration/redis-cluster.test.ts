@@ -179,7 +179,7 @@ describeWithRedis('on a Redis Cluster with the prefix {opi}', () => {
       await store.confirmStopped('pg-b', stopped.generation);
       expect(await redis.ttl(store.keys.lrp('pg-b'))).toBeGreaterThan(0);
       // The cache writer's fenced scripts: claim, hash writes, a snapshot renamed over the hash.
-      const cached = { assignments: { 'web-0': 0 }, instances: [] };
+      const cached = { instances: [{ index: 0, podName: 'web-0', sinceNs: '0', state: 'RUNNING' }] };
       const writer = new CacheWriter(redis, prefix);
       await writer.claim(1);
       await writer.putInstances(1, [['pg-x', '{}']]);

@@ -10,6 +10,7 @@
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import {
   ClientNodeKubernetes,
+  type HeldVersion,
   type KubeApiError,
   type KubeCallReport,
   type Pod,
@@ -25,7 +26,7 @@ const NS = 'reflector-it';
 const SELECTOR = 'app=refl';
 
 interface Proj {
-  rv: string;
+  rv: HeldVersion;
   phase: string | undefined;
 }
 
@@ -81,7 +82,7 @@ function reflect(): Recorded {
     resource: 'pods',
     namespace: NS,
     labelSelector: SELECTOR,
-    project: (p) => ({ rv: p.metadata.resourceVersion, phase: p.status?.phase }),
+    project: (p, rv) => ({ rv, phase: p.status?.phase }),
     handler: {
       onUpsert: (key) => rec.upserts.push(key),
       onDelete: (key) => rec.deletes.push(key),
@@ -151,7 +152,9 @@ function clusterState(): [string, string][] {
 }
 
 function heldState(r: Reflector<'pods', Proj>): [string, string][] {
-  return [...r.entries()].map(([k, v]): [string, string] => [k, v.rv]).sort(([a], [b]) => a.localeCompare(b));
+  return [...r.entries()]
+    .map(([k, v]): [string, string] => [k, String(v.rv)])
+    .sort(([a], [b]) => a.localeCompare(b));
 }
 
 async function inStep(r: Reflector<'pods', Proj>, what: string, timeoutMs = 20_000): Promise<void> {

@@ -28,6 +28,8 @@ const NS = 'cf-workloads';
 class FlakyAnnotations extends FakeKubernetes {
   failures = 0;
   readFailures = 0;
+  /** Annotations never answer (a worker killed while waiting for one). */
+  hang = false;
   override async getJob(namespace: string, name: string): ReturnType<FakeKubernetes['getJob']> {
     if (this.readFailures > 0) {
       this.readFailures--;
@@ -40,6 +42,7 @@ class FlakyAnnotations extends FakeKubernetes {
     name: string,
     annotations: Record<string, string | null>,
   ): ReturnType<FakeKubernetes['annotateJob']> {
+    if (this.hang) return new Promise(() => undefined);
     if (this.failures > 0) {
       this.failures--;
       throw new Error('injected: the server is currently unable to handle the request');
@@ -92,6 +95,19 @@ describe('task reports and records under faults', () => {
       finishedJobTtlSeconds: 600,
     };
     return { deps, guid };
+  }
+
+  /** Redis loses the task's record; then the sync runs over the Jobs, as the cache writer's watch holds them. */
+  async function flushThenSync(deps: HandlerDeps, kube: FlakyAnnotations, guid: string): Promise<void> {
+    await redis.del(deps.tasks.keys.task(guid));
+    await redis.srem(deps.tasks.keys.tasks, guid);
+    const jobs = (await kube.listJobs(undefined)).items;
+    await syncJobs(deps, {
+      workloads: () => [],
+      jobs: () => jobs,
+      podsOfJob: () => [],
+      rewriteInstances: () => Promise.resolve({ pods: 0 }),
+    });
   }
 
   it('retries marking the Job instead of posting again, and a re-run does not post', async () => {
@@ -150,19 +166,37 @@ describe('task reports and records under faults', () => {
     expect(await deps.tasks.unreportedTaskGuids()).not.toContain(guid);
   });
 
+  it('a worker that dies after marking the record but before the Job leaves its retry to mark the Job, so a later Redis flush does not post again', async () => {
+    const kube = new FlakyAnnotations();
+    const { deps, guid } = await setUp(kube);
+    // The Job's mark never lands: the worker is killed while the cluster is slow to answer.
+    kube.hang = true;
+    void reportTask(deps, guid);
+    for (let i = 0; i < 100 && !(await deps.tasks.getTask(guid))?.reported; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
+    expect(
+      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
+    ).toBeUndefined();
+
+    kube.hang = false;
+    // The job stalls and another worker runs it: the record says reported, and the Job is marked now.
+    await expect(reportTask(deps, guid)).resolves.toBe('already reported (its Job marked now)');
+    expect(
+      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
+    ).toBeTruthy();
+
+    // Redis loses everything: the sync sees a reported Job, rebuilds nothing and posts nothing.
+    await flushThenSync(deps, kube, guid);
+    expect(await deps.tasks.getTask(guid)).toBeUndefined();
+    expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
+  });
+
   it('after a Redis flush, the sync rebuilds a running task from its Job, so GET /tasks lists it again', async () => {
     const kube = new FlakyAnnotations();
     const { deps, guid } = await setUp(kube);
-    await redis.del(deps.tasks.keys.task(guid));
-    await redis.srem(deps.tasks.keys.tasks, guid);
-    // The sync's view of the Jobs, as the cache writer's watch holds them.
-    const jobs = (await kube.listJobs(undefined)).items;
-    await syncJobs(deps, {
-      deployments: () => [],
-      jobs: () => jobs,
-      podsOfJob: () => [],
-      rewriteInstances: () => Promise.resolve({ pods: 0 }),
-    });
+    await flushThenSync(deps, kube, guid);
     expect(await deps.tasks.unreportedTaskGuids()).toContain(guid);
     const rec = await deps.tasks.getTask(guid);
     expect(rec?.task.completionCallback).toBe(`${cc.url}/internal/v4/tasks/${guid}/completed`);

@@ -6,6 +6,7 @@
  * error bodies, metrics, callbacks to CC and the Deployment (its annotations and spec): only the pull
  * Secret, owned by the Deployment, holds them. The Role's least privilege is deploy-artifacts.test.ts'.
  */
+import { deletePrefix } from '../support/redis-keys.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -66,12 +67,7 @@ async function get(
 afterAll(async () => {
   for (const a of running) await a.close();
   for (const prefix of prefixes) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
+    await deletePrefix(redis, prefix);
   }
   redis.disconnect();
 });

@@ -60,3 +60,30 @@ describe('records with any text in them', () => {
     expect(await redis.hget(store.keys.sched, lrp.processGuid)).not.toBeNull();
   });
 });
+
+describe('recordStates', () => {
+  it('reads every record once, a chunk at a time, and drops members whose record expired', async () => {
+    const own = new StateStore(redis, `${prefix}-scan`);
+    const guids = Array.from({ length: 2500 }, (_, i) => `pg-scan-${i}`);
+    for (const pg of guids) await own.desire(sampleLrp({ processGuid: pg }));
+    await own.stop('pg-scan-7', 'g', 'v');
+    await redis.del(own.keys.lrp('pg-scan-8'));
+
+    const seen: string[] = [];
+    let chunks = 0;
+    for await (const chunk of own.recordStates(1000)) {
+      chunks++;
+      expect(chunk.length).toBeLessThanOrEqual(1500); // SSCAN's COUNT is a hint
+      seen.push(...chunk.map((r) => r.processGuid));
+    }
+    expect(chunks).toBeGreaterThanOrEqual(2);
+    expect(seen.sort()).toEqual(guids.filter((g) => g !== 'pg-scan-8').sort());
+    expect(await redis.sismember(own.keys.lrps, 'pg-scan-8')).toBe(0);
+    const states: string[] = [];
+    for await (const chunk of own.recordStates()) {
+      for (const r of chunk) if (r.state === 'stopped') states.push(`${r.processGuid} ${r.annotation}`);
+    }
+    expect(states).toEqual([`pg-scan-7 ${sampleLrp().annotation}`]);
+    await deletePrefix(redis, `${prefix}-scan`);
+  });
+});

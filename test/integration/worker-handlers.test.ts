@@ -29,8 +29,11 @@ import {
   credentialsFromDockerConfig,
   labelsFor,
   lrpToDeployment,
+  lrpToStatefulSet,
   registrySecretName,
   workloadName,
+  type WorkloadKind,
+  WORKLOAD_KINDS,
 } from '@opi/translation';
 import {
   type HandlerDeps,
@@ -44,6 +47,7 @@ import {
   syncCluster,
 } from '../../apps/worker/src/index.js';
 import { stopInstance } from '../../apps/worker/src/handlers/stop-instance.js';
+import { OTHER_KIND, workloadVerbs } from '../../apps/worker/src/handlers/workload-verbs.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
 import { UNSCHEDULABLE } from '../../libs/translation/src/pod.fixture.js';
 import { eventually } from '../support/eventually.js';
@@ -128,6 +132,7 @@ async function syncWatched(e: Env, lockTtlMs: number, slowMs = 0): Promise<SyncR
       writer,
       logger,
       namespace: e.deps.syncNamespace,
+      homeNamespace: NS,
       reportCrashes: e.deps.ccInternalUrl ? e.producer : undefined,
       onJob: async (job, pods) => {
         await onJobChanged(e.deps, job, pods);
@@ -140,7 +145,7 @@ async function syncWatched(e: Env, lockTtlMs: number, slowMs = 0): Promise<SyncR
     await cache.settled();
     // A slow sync: its cache rewrite takes slowMs.
     const view: ClusterView = {
-      deployments: () => cache.deployments(),
+      workloads: () => cache.workloads(),
       jobs: () => cache.jobs(),
       podsOfJob: (ns, name) => cache.podsOfJob(ns, name),
       rewriteInstances: async () => {
@@ -164,11 +169,23 @@ function newLrp(overrides: Partial<DesiredLrp> = {}): DesiredLrp {
 }
 
 const deploymentOf = (e: Env, lrp: DesiredLrp) => e.kube.getDeployment(NS, workloadName(lrp));
+/** The LRP's workload of the kind its env's mode makes. */
+const workloadOf = (e: Env, lrp: DesiredLrp) =>
+  workloadVerbs(e.kube, e.deps.workloadKind ?? 'deployment').get(NS, workloadName(lrp));
+/** An env whose new LRPs run as `kind`. */
+function modeEnv(kind: WorkloadKind): Env {
+  const e = newEnv();
+  e.deps = { ...e.deps, workloadKind: kind, instanceIndexEnv: true };
+  return e;
+}
 const secretOf = (e: Env, lrp: DesiredLrp) => e.kube.getSecret(NS, registrySecretName(lrp));
 const pdbOf = (e: Env, lrp: DesiredLrp) => e.kube.getPodDisruptionBudget(NS, workloadName(lrp));
 
 /** What the fake holds in NS: names of every LRP-related object. */
-function names(e: Env, resource: 'deployments' | 'secrets' | 'poddisruptionbudgets' | 'pods'): string[] {
+function names(
+  e: Env,
+  resource: 'deployments' | 'statefulsets' | 'secrets' | 'poddisruptionbudgets' | 'pods',
+): string[] {
   return e.kube.objects(resource, NS).map((o) => o.metadata.name);
 }
 
@@ -489,6 +506,77 @@ describe('converge-lrp: a desired LRP', () => {
 });
 
 // --- stop --------------------------------------------------------------------------------------------------
+
+describe('converge-lrp: the StatefulSet mode', () => {
+  const stsEnv = (): Env => {
+    const e = newEnv();
+    e.deps = { ...e.deps, workloadKind: 'statefulset', instanceIndexEnv: true };
+    return e;
+  };
+  const statefulSetOf = (e: Env, lrp: DesiredLrp) => e.kube.getStatefulSet(NS, workloadName(lrp));
+
+  it('creates a StatefulSet that tells each instance its index, and owns the Secret and PDB', async () => {
+    const e = stsEnv();
+    const lrp = newLrp({ instances: 3 });
+    const { generation } = await e.store.desire(lrp);
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^created statefulset/);
+
+    const s = (await statefulSetOf(e, lrp))!;
+    const expected = lrpToStatefulSet(lrp, { runAsNonRoot: RUN_AS_NON_ROOT, instanceIndexEnv: true });
+    expect(s.spec).toEqual(expected.spec);
+    expect(s.metadata.annotations?.[ANNOTATION_GENERATION]).toBe(String(generation));
+    expect(s.spec?.template.spec?.containers[0]?.env?.map((v) => v.name)).toContain('CF_INSTANCE_INDEX');
+    expect(names(e, 'deployments')).toEqual([]);
+    for (const owned of [await secretOf(e, lrp), await pdbOf(e, lrp)]) {
+      expect(owned?.metadata.ownerReferences).toEqual([
+        expect.objectContaining({ kind: 'StatefulSet', uid: s.metadata.uid, controller: true }),
+      ]);
+    }
+
+    // An update replaces it; nothing else appears.
+    await e.store.update(lrp.processGuid, { instances: 1, annotation: '2.0' });
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^updated statefulset/);
+    expect((await statefulSetOf(e, lrp))?.spec?.replicas).toBe(1);
+    expect(await pdbOf(e, lrp)).toBeUndefined();
+    expect(names(e, 'deployments')).toEqual([]);
+  });
+
+  it('never converts an LRP that runs as a Deployment: it keeps its kind through updates', async () => {
+    const e = newEnv();
+    const lrp = newLrp();
+    await desireAndConverge(e, lrp);
+    const before = (await deploymentOf(e, lrp))!;
+
+    e.deps = { ...e.deps, workloadKind: 'statefulset' };
+    await e.store.update(lrp.processGuid, { instances: 2, annotation: '2.0' });
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^updated deployment/);
+    expect((await deploymentOf(e, lrp))?.metadata.uid).toBe(before.metadata.uid);
+    expect((await deploymentOf(e, lrp))?.spec?.replicas).toBe(2);
+    expect(names(e, 'statefulsets')).toEqual([]);
+
+    // A new version is a new LRP: it runs as the configured kind.
+    const next = newLrp({ guid: lrp.guid, processGuid: `${lrp.guid}-${randomUUID()}` });
+    next.version = next.processGuid.slice(lrp.guid.length + 1);
+    await desireAndConverge(e, next);
+    expect(names(e, 'statefulsets')).toEqual([workloadName(next)]);
+  });
+
+  it("a stop deletes the LRP's workloads of either kind", async () => {
+    const e = stsEnv();
+    const lrp = newLrp();
+    await desireAndConverge(e, lrp);
+    // The same LRP also as a Deployment, as a mode switch with a lost record could leave it.
+    await e.kube.createDeployment(NS, lrpToDeployment(lrp, { runAsNonRoot: RUN_AS_NON_ROOT }));
+
+    await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toBe(
+      'stopped: 1 deployment(s), 1 statefulset(s) deleted',
+    );
+    expect(names(e, 'statefulsets')).toEqual([]);
+    expect(names(e, 'deployments')).toEqual([]);
+    expect(await secretOf(e, lrp)).toBeUndefined();
+  });
+});
 
 describe('converge-lrp: a stopped LRP', () => {
   it('deletes the Deployment, and the cascade takes its Secret, PDB and pods', async () => {
@@ -965,7 +1053,7 @@ describe('sync-cluster', () => {
     e.kube.put('pods', NS, { metadata: { name: 'stranger', labels: { app: 'stranger' } } });
 
     const report = await syncWatched(e, SYNC_LOCK_TTL_MS);
-    expect(report).toMatchObject({ deployments: 2, pods: 4, converging: 0, adopted: 0 });
+    expect(report).toMatchObject({ workloads: 2, pods: 4, converging: 0, adopted: 0 });
 
     const cached = await e.store.cachedInstances(lrp.processGuid);
     expect(cached?.instances.sort((a, b) => a.index - b.index)).toEqual([
@@ -979,7 +1067,7 @@ describe('sync-cluster', () => {
         placementError: 'Insufficient resources: memory',
       },
     ]);
-    expect(cached?.assignments).toEqual({ 'web-c': 0, 'web-a': 1, 'web-b': 2 });
+    expect(await cachedIndexes(e.store, lrp.processGuid)).toEqual({ 'web-c': 0, 'web-a': 1, 'web-b': 2 });
     expect(await cachedIndexes(e.store, other.processGuid)).toEqual({ 'other-a': 0 });
     expect(await e.store.syncMeta()).toMatchObject({ deployments: 2, pods: 4 });
 
@@ -1000,98 +1088,6 @@ describe('sync-cluster', () => {
     });
     await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect(await cachedIndexes(e.store, lrp.processGuid)).toEqual({ 'web-0-new': 1, 'web-b': 2 });
-  });
-
-  it('enqueues a converge for a desired LRP whose Deployment is missing or behind', async () => {
-    const e = newEnv();
-    const gone = newLrp({ appName: 'gone' });
-    const behind = newLrp({ appName: 'behind' });
-    const fine = newLrp({ appName: 'fine' });
-    for (const l of [gone, behind, fine]) await desireAndConverge(e, l);
-
-    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 0 });
-    expect(await pendingConverges(e.producer)).toEqual([]);
-
-    await e.kube.deleteDeployment(NS, workloadName(gone));
-    await e.store.update(behind.processGuid, { instances: 7, annotation: 'not yet converged' });
-    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 2 });
-    expect(await pendingConverges(e.producer)).toEqual([gone.processGuid, behind.processGuid].sort());
-
-    // Once converged, the next sync finds nothing to do.
-    await convergeLrp(e.deps, gone.processGuid);
-    await convergeLrp(e.deps, behind.processGuid);
-    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 0 });
-    expect(await deploymentOf(e, gone)).toBeDefined();
-    expect((await deploymentOf(e, behind))!.spec!.replicas).toBe(7);
-  });
-
-  it('rebuilds a record Redis lost from the Deployment, and lists it in GET /apps again', async () => {
-    const e = newEnv();
-    const original = newLrp({ instances: 3 });
-    await desireAndConverge(e, original);
-    const updated = (await e.store.update(original.processGuid, {
-      instances: 4,
-      annotation: '1700000000.0',
-    }))!;
-    await convergeLrp(e.deps, original.processGuid);
-    const template = (await deploymentOf(e, original))!.spec!.template;
-
-    // As a flush would: the record and its scheduling info are gone.
-    await redis.del(e.store.keys.lrp(original.processGuid));
-    await redis.hdel(e.store.keys.sched, original.processGuid);
-    expect((await schedulingInfos(e.store)).has(original.processGuid)).toBe(false);
-
-    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ adopted: 1 });
-
-    const record = await e.store.get(original.processGuid);
-    expect(record?.state).toBe('desired');
-    // Everything, the registry credentials included (from the Secret).
-    expect(record?.state === 'desired' ? record.lrp : undefined).toEqual(updated.lrp);
-    expect((await schedulingInfos(e.store)).get(original.processGuid)).toBe('1700000000.0');
-    expect(await pendingConverges(e.producer)).toEqual([original.processGuid]);
-
-    // The converge the sync asked for re-stamps the Deployment without rolling its pods.
-    await expect(convergeLrp(e.deps, original.processGuid)).resolves.toMatch(/^updated/);
-    const d = (await deploymentOf(e, original))!;
-    expect(d.spec!.template).toEqual(template);
-    expect(d.metadata.annotations![ANNOTATION_GENERATION]).toBe(String(record!.generation));
-  });
-
-  it('rebuilds a lost record without credentials when the Secret is lost as well', async () => {
-    const e = newEnv();
-    const original = newLrp();
-    await desireAndConverge(e, original);
-    await redis.del(e.store.keys.lrp(original.processGuid));
-    await redis.hdel(e.store.keys.sched, original.processGuid);
-    await e.kube.deleteSecret(NS, registrySecretName(original));
-
-    await syncWatched(e, SYNC_LOCK_TTL_MS);
-    const { registry: _r, ...withoutRegistry } = original;
-    const record = await e.store.get(original.processGuid);
-    expect(record?.state === 'desired' ? record.lrp : undefined).toEqual(withoutRegistry);
-  });
-
-  it('keeps a stopped LRP in GET /apps while its Deployment exists, and drops it once gone', async () => {
-    const e = newEnv();
-    const lrp = newLrp();
-    const other = newLrp({ appName: 'other' });
-    await desireAndConverge(e, lrp);
-    await desireAndConverge(e, other);
-    await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
-
-    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 1, adopted: 0 });
-    let infos = await schedulingInfos(e.store);
-    expect(infos.get(lrp.processGuid)).toBe(lrp.annotation);
-    expect(infos.get(other.processGuid)).toBe(other.annotation);
-    expect(await pendingConverges(e.producer)).toEqual([lrp.processGuid]);
-    // The tombstone stays a tombstone: the sync does not adopt what was stopped.
-    expect((await e.store.get(lrp.processGuid))?.state).toBe('stopped');
-
-    await convergeLrp(e.deps, lrp.processGuid);
-    await syncWatched(e, SYNC_LOCK_TTL_MS);
-    infos = await schedulingInfos(e.store);
-    expect(infos.has(lrp.processGuid)).toBe(false);
-    expect(infos.get(other.processGuid)).toBe(other.annotation);
   });
 
   it('runs one sync at a time', async () => {
@@ -1154,5 +1150,116 @@ describe('sync-cluster', () => {
     };
     await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect((await schedulingInfos(e.store)).get(second.processGuid)).toBe('second restarted');
+  });
+});
+
+describe.each(WORKLOAD_KINDS)('sync-cluster over %ss', (kind) => {
+  it('enqueues a converge for a desired LRP whose workload is missing or behind', async () => {
+    const e = modeEnv(kind);
+    const gone = newLrp({ appName: 'gone' });
+    const behind = newLrp({ appName: 'behind' });
+    const fine = newLrp({ appName: 'fine' });
+    for (const l of [gone, behind, fine]) await desireAndConverge(e, l);
+
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 0 });
+    expect(await pendingConverges(e.producer)).toEqual([]);
+
+    await workloadVerbs(e.kube, kind).remove(NS, workloadName(gone));
+    await e.store.update(behind.processGuid, { instances: 7, annotation: 'not yet converged' });
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 2 });
+    expect(await pendingConverges(e.producer)).toEqual([gone.processGuid, behind.processGuid].sort());
+
+    // Once converged, the next sync finds nothing to do.
+    await convergeLrp(e.deps, gone.processGuid);
+    await convergeLrp(e.deps, behind.processGuid);
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 0 });
+    expect(await workloadOf(e, gone)).toBeDefined();
+    expect((await workloadOf(e, behind))!.spec!.replicas).toBe(7);
+  });
+
+  it('rebuilds a record Redis lost from the workload, and lists it in GET /apps again', async () => {
+    const e = modeEnv(kind);
+    const original = newLrp({ instances: 3 });
+    await desireAndConverge(e, original);
+    const updated = (await e.store.update(original.processGuid, {
+      instances: 4,
+      annotation: '1700000000.0',
+    }))!;
+    await convergeLrp(e.deps, original.processGuid);
+    const template = (await workloadOf(e, original))!.spec!.template;
+
+    // As a flush would: the record and its scheduling info are gone.
+    await redis.del(e.store.keys.lrp(original.processGuid));
+    await redis.hdel(e.store.keys.sched, original.processGuid);
+    expect((await schedulingInfos(e.store)).has(original.processGuid)).toBe(false);
+
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ adopted: 1 });
+
+    const record = await e.store.get(original.processGuid);
+    expect(record?.state).toBe('desired');
+    // Everything, the registry credentials included (from the Secret).
+    expect(record?.state === 'desired' ? record.lrp : undefined).toEqual(updated.lrp);
+    expect((await schedulingInfos(e.store)).get(original.processGuid)).toBe('1700000000.0');
+    expect(await pendingConverges(e.producer)).toEqual([original.processGuid]);
+
+    // The converge the sync asked for re-stamps the workload without rolling its pods.
+    await expect(convergeLrp(e.deps, original.processGuid)).resolves.toMatch(/^updated/);
+    const d = (await workloadOf(e, original))!;
+    expect(d.spec!.template).toEqual(template);
+    expect(d.metadata.annotations![ANNOTATION_GENERATION]).toBe(String(record!.generation));
+  });
+
+  it('rebuilds a lost record without credentials when the Secret is lost as well', async () => {
+    const e = modeEnv(kind);
+    const original = newLrp();
+    await desireAndConverge(e, original);
+    await redis.del(e.store.keys.lrp(original.processGuid));
+    await redis.hdel(e.store.keys.sched, original.processGuid);
+    await e.kube.deleteSecret(NS, registrySecretName(original));
+
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
+    const { registry: _r, ...withoutRegistry } = original;
+    const record = await e.store.get(original.processGuid);
+    expect(record?.state === 'desired' ? record.lrp : undefined).toEqual(withoutRegistry);
+  });
+
+  it('keeps a stopped LRP in GET /apps while its workload exists, and drops it once gone', async () => {
+    const e = modeEnv(kind);
+    const lrp = newLrp();
+    const other = newLrp({ appName: 'other' });
+    await desireAndConverge(e, lrp);
+    await desireAndConverge(e, other);
+    await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
+
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 1, adopted: 0 });
+    let infos = await schedulingInfos(e.store);
+    expect(infos.get(lrp.processGuid)).toBe(lrp.annotation);
+    expect(infos.get(other.processGuid)).toBe(other.annotation);
+    expect(await pendingConverges(e.producer)).toEqual([lrp.processGuid]);
+    // The tombstone stays a tombstone: the sync does not adopt what was stopped.
+    expect((await e.store.get(lrp.processGuid))?.state).toBe('stopped');
+
+    await convergeLrp(e.deps, lrp.processGuid);
+    await syncWatched(e, SYNC_LOCK_TTL_MS);
+    infos = await schedulingInfos(e.store);
+    expect(infos.has(lrp.processGuid)).toBe(false);
+    expect(infos.get(other.processGuid)).toBe(other.annotation);
+  });
+
+  it('keeps the older of two workloads of one LRP (one of each kind) and converges it', async () => {
+    const e = modeEnv(kind);
+    const lrp = newLrp({ instances: 2 });
+    await desireAndConverge(e, lrp);
+    const older = (await workloadOf(e, lrp))!;
+    // After the mode changed and Redis lost the record, a fresh desire made the other kind too.
+    const other = workloadVerbs(e.kube, OTHER_KIND[kind]);
+    await new Promise((r) => setTimeout(r, 1100)); // a later creationTimestamp (whole seconds)
+    await other.create(NS, other.build(lrp, e.deps));
+
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ workloads: 2, twinsDeleted: 1 });
+    expect(await other.get(NS, workloadName(lrp))).toBeUndefined();
+    expect((await workloadOf(e, lrp))?.metadata.uid).toBe(older.metadata.uid);
+    expect(await pendingConverges(e.producer)).toEqual([lrp.processGuid]);
+    await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ workloads: 1, twinsDeleted: 0 });
   });
 });

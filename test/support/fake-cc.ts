@@ -44,6 +44,8 @@ export interface RecordedCall {
   remotePort: number;
   /** The status the fake answered with; undefined while delayed or when the connection went first. */
   status?: number;
+  /** When it was answered (ms since the epoch); undefined while it was not. */
+  answeredAt?: number;
 }
 
 export interface CannedAnswer {
@@ -188,6 +190,7 @@ export async function startFakeCc(opts: FakeCcOptions = {}): Promise<FakeCc> {
     if (key !== undefined && answer.status >= 200 && answer.status < 300) completed.add(key);
 
     call.status = answer.status;
+    call.answeredAt = Date.now();
     const payload = answer.body === undefined ? '' : JSON.stringify(answer.body);
     res.writeHead(answer.status, {
       ...(payload !== '' && { 'content-type': 'application/json' }),

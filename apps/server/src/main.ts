@@ -7,7 +7,7 @@ import { assertSafeToListenOrExit, startApi } from '@opi/api';
 import { createLogger } from '@opi/logging';
 import { createMetrics } from '@opi/metrics';
 import { RedisUnavailableError, ensureRedis, onShutdown, settingsOrExit } from '@opi/runtime';
-import { startWorker } from '@opi/worker';
+import { StartRefusedError, startWorker } from '@opi/worker';
 import { chooseCluster } from './cluster.js';
 
 const settings = settingsOrExit();
@@ -28,7 +28,16 @@ try {
 const cluster = await chooseCluster(settings, logger);
 // One registry for both halves, served by the API's /metrics; no separate worker metrics port.
 const metrics = createMetrics();
-const worker = await startWorker(settings, logger, cluster.connection, { metrics, metricsServer: false });
+const worker = await startWorker(settings, logger, cluster.connection, {
+  metrics,
+  metricsServer: false,
+}).catch(async (e: unknown) => {
+  if (!(e instanceof StartRefusedError)) throw e;
+  logger.fatal(e.message);
+  await cluster.close();
+  stopRedis();
+  process.exit(2);
+});
 const api = await startApi(settings, logger, { metrics });
 const scheme = settings.security.tls ? 'https' : 'http';
 logger.info(`ready: curl ${scheme}://${settings.http.host}:${api.port}/apps`);

@@ -9,6 +9,16 @@ function serverOf(kubeconfig: string): string {
 }
 
 describe('parseSimArgs', () => {
+  it('reads --feature-gates, and refuses a gate it does not model', () => {
+    expect(parseSimArgs([]).featureGates).toEqual({});
+    expect(parseSimArgs(['--feature-gates', 'MaxUnavailableStatefulSet=true']).featureGates).toEqual({
+      MaxUnavailableStatefulSet: true,
+    });
+    expect(() => parseSimArgs(['--feature-gates', 'SomethingElse=true'])).toThrow(
+      /MaxUnavailableStatefulSet/,
+    );
+  });
+
   it('reads --advertise-host next to --host', () => {
     const a = parseSimArgs([
       '--host',

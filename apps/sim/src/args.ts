@@ -9,6 +9,8 @@ export interface SimArgs {
   token: string | undefined;
   seed: number | undefined;
   fast: boolean;
+  /** kube-controller-manager feature gates the simulated controllers follow. */
+  featureGates: { MaxUnavailableStatefulSet?: boolean };
   namespaces: string[];
   help: boolean;
 }
@@ -26,6 +28,8 @@ Starts a simulated Kubernetes cluster (API server, scheduler, kubelet, controlle
   --namespace <ns>    create this namespace at start (repeatable)
   --seed <n>          seed of the random choices (names, jitter, faults)
   --fast              pods start in milliseconds instead of about a second
+  --feature-gates <g> e.g. MaxUnavailableStatefulSet=true: StatefulSet rollouts as from Kubernetes 1.35,
+                      where crash-looping old pods are never replaced (kubernetes#137409)
   --help              this text
 `;
 
@@ -41,6 +45,7 @@ export function parseSimArgs(argv: string[]): SimArgs {
       seed: { type: 'string' },
       namespace: { type: 'string', multiple: true },
       fast: { type: 'boolean', default: false },
+      'feature-gates': { type: 'string', default: '' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -52,7 +57,15 @@ export function parseSimArgs(argv: string[]): SimArgs {
   const seed = values.seed === undefined ? undefined : Number(values.seed);
   if (seed !== undefined && !Number.isInteger(seed))
     throw new Error(`--seed must be an integer, got ${values.seed}`);
+  const featureGates: SimArgs['featureGates'] = {};
+  for (const item of values['feature-gates'].split(',').filter((x) => x.trim() !== '')) {
+    const m = /^\s*(\w+)=(true|false)\s*$/.exec(item);
+    if (m?.[1] !== 'MaxUnavailableStatefulSet')
+      throw new Error(`--feature-gates knows MaxUnavailableStatefulSet=true|false, got ${item}`);
+    featureGates.MaxUnavailableStatefulSet = m[2] === 'true';
+  }
   return {
+    featureGates,
     port,
     host: values.host,
     advertiseHost: values['advertise-host'],

@@ -23,7 +23,12 @@ async function main(): Promise<void> {
     namespaces: args.namespaces,
     ...(args.token ? { token: args.token } : {}),
     ...(args.seed !== undefined ? { seed: args.seed } : {}),
-    ...(args.fast ? { behaviour: FAST_BEHAVIOUR } : {}),
+    behaviour: {
+      ...(args.fast ? FAST_BEHAVIOUR : {}),
+      ...(args.featureGates.MaxUnavailableStatefulSet !== undefined
+        ? { maxUnavailableStatefulSet: args.featureGates.MaxUnavailableStatefulSet }
+        : {}),
+    },
   });
   process.stdout.write(`simulated cluster listening on ${sim.url}\n`);
   if (args.kubeconfig) {

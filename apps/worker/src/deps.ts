@@ -4,6 +4,7 @@ import type { Logger } from '@opi/logging';
 import type { JobProducer } from '@opi/queue';
 import type { CallbackClient } from '@opi/callbacks';
 import type { StateStore, TaskStore } from '@opi/state';
+import type { WorkloadKind } from '@opi/translation';
 import type { ClusterView } from './cache/cluster-cache.js';
 
 export interface HandlerDeps {
@@ -12,6 +13,12 @@ export interface HandlerDeps {
   producer: JobProducer;
   logger: Logger;
   runAsNonRoot: boolean;
+  /** What a new LRP runs as (an existing one keeps its kind); omitted: Deployments. */
+  workloadKind?: WorkloadKind | undefined;
+  /** A StatefulSet's containers are told their index (Kubernetes ≥ 1.28); omitted: on. */
+  instanceIndexEnv?: boolean | undefined;
+  /** LRPs of more than one instance get a PodDisruptionBudget (policy/v1, Kubernetes ≥ 1.21); omitted: on. */
+  pdbs?: boolean | undefined;
   /** Where the sync looks for workloads: one namespace, or undefined for all (LRPs may name their own). */
   syncNamespace: string | undefined;
   tasks: TaskStore;

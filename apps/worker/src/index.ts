@@ -6,3 +6,4 @@ export * from './start.js';
 export * from './cache/index.js';
 export { onJobChanged } from './handlers/sync-jobs.js';
 export type { SyncReport } from './handlers/sync-cluster.js';
+export { StartRefusedError } from './workload-mode.js';

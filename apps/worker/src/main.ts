@@ -3,6 +3,7 @@ import { loadKubeConfig } from '@opi/kube';
 import { createLogger } from '@opi/logging';
 import { onShutdown, settingsOrExit } from '@opi/runtime';
 import { startWorker } from './start.js';
+import { StartRefusedError } from './workload-mode.js';
 
 const settings = settingsOrExit();
 const logger = createLogger({ level: settings.logLevel, name: 'opi-worker' });
@@ -13,5 +14,9 @@ if (!settings.kubeconfig && !settings.inCluster) {
 const cluster = settings.kubeconfig
   ? loadKubeConfig({ kubeconfigFile: settings.kubeconfig })
   : loadKubeConfig({ inCluster: true });
-const worker = await startWorker(settings, logger, cluster);
+const worker = await startWorker(settings, logger, cluster).catch((e: unknown) => {
+  if (!(e instanceof StartRefusedError)) throw e;
+  logger.fatal(e.message);
+  process.exit(2);
+});
 onShutdown(logger, settings.shutdownTimeoutMs, [() => worker.close()]);

@@ -15,6 +15,7 @@ import { type InboxPump, startInboxPump } from './inbox-pump.js';
 import { type RunningMetricsServer, startMetricsServer } from './metrics-server.js';
 import type { HandlerDeps } from './deps.js';
 import { type RunningWorkers, startWorkers } from './workers.js';
+import { type ClusterFeatures, checkWorkloadMode } from './workload-mode.js';
 
 export interface RunningWorker {
   workers: RunningWorkers;
@@ -44,6 +45,27 @@ export async function startWorker(
   cluster: KubeConnection,
   options: StartWorkerOptions = {},
 ): Promise<RunningWorker> {
+  const metrics = options.metrics ?? createMetrics();
+  const kube = new ClientNodeKubernetes(cluster, {
+    onCall: metrics.observeKubeCall,
+    requestTimeoutMs: settings.kube.timeoutMs,
+    maxConcurrentRequests: settings.kube.maxConcurrentRequests,
+  });
+  // Before anything runs: a mode the cluster cannot honour stops the start (StartRefusedError).
+  let features: ClusterFeatures;
+  try {
+    features = await checkWorkloadMode(settings.workloads, kube);
+  } catch (e) {
+    kube.close();
+    throw e;
+  }
+  logger.info({ ...settings.workloads, cluster: features.version }, 'workload kind');
+  if (!features.pdbs) {
+    logger.warn(
+      { cluster: features.version },
+      'the cluster predates policy/v1 (Kubernetes 1.21): LRPs get no PodDisruptionBudget',
+    );
+  }
   const redis = workerConnection(settings.redis);
   // Typed here: on a Redis | Cluster union, TypeScript cannot pick the listener's overload.
   redis.on('error', (err: Error) => {
@@ -56,12 +78,6 @@ export async function startWorker(
     attempts: settings.worker.attempts,
     callbackAttempts: settings.cc.attempts,
     callbackBackoffMs: settings.cc.backoffMs,
-  });
-  const metrics = options.metrics ?? createMetrics();
-  const kube = new ClientNodeKubernetes(cluster, {
-    onCall: metrics.observeKubeCall,
-    requestTimeoutMs: settings.kube.timeoutMs,
-    maxConcurrentRequests: settings.kube.maxConcurrentRequests,
   });
   const listen =
     options.metricsServer ??
@@ -99,6 +115,9 @@ export async function startWorker(
     producer,
     logger,
     runAsNonRoot: settings.runAsNonRoot,
+    workloadKind: settings.workloads.kind,
+    instanceIndexEnv: settings.workloads.instanceIndexEnv,
+    pdbs: features.pdbs,
     // LRPs may name their own namespace, so by default the sync looks at every namespace; with only a
     // namespaced Role (k8s/) it must stay in OPI_NAMESPACE, where listing is allowed.
     syncNamespace: settings.syncAllNamespaces ? undefined : settings.namespace,

@@ -10,6 +10,7 @@ import type { CallbackKind, OpiMetrics } from '@opi/metrics';
 import { JOBS, type JobKey, type JobPayload, QUEUE_NAMES, type RedisClient, jobKeyOf } from '@opi/queue';
 import type { HandlerDeps } from './deps.js';
 import { convergeLrp } from './handlers/converge-lrp.js';
+import { settleRollout } from './handlers/settle-rollout.js';
 import { stopInstance } from './handlers/stop-instance.js';
 import { syncCluster } from './handlers/sync-cluster.js';
 import { reportCrash } from './handlers/crash.js';
@@ -43,6 +44,7 @@ type Handlers = {
 const HANDLERS: Handlers = {
   convergeLrp: (deps, _o, p) => convergeLrp(deps, p.processGuid, { fresh: p.fresh === true }),
   stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName),
+  settleRollout: (deps, _o, p) => settleRollout(deps, p),
   syncCluster: async (deps, opts) => {
     // Only the cache writer consumes the sync queue (startSyncWorker); this guards a miswiring.
     if (!deps.cluster) throw new Error('the sync runs only where the cluster is watched');

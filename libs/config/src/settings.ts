@@ -103,6 +103,13 @@ const schema = z.object({
   /** A job whose worker stops renewing its lock for this long is taken again by another worker. */
   OPI_JOB_LOCK_MS: int(1000, 600_000).default(30_000),
   OPI_RUN_AS_NON_ROOT: bool.default(true),
+  /** What a new LRP runs as; an existing one keeps its kind (see docs/operations.md: which to choose). */
+  OPI_WORKLOAD_KIND: z.enum(['deployment', 'statefulset']).default('deployment'),
+  /** StatefulSets tell each instance its index (needs Kubernetes ≥ 1.28); off: everything else of the mode. */
+  OPI_INSTANCE_INDEX_ENV: z
+    .enum(['on', 'off', 'true', 'false', '1', '0', 'yes', 'no'])
+    .default('on')
+    .transform((v) => v === 'on' || v === 'true' || v === '1' || v === 'yes'),
   OPI_DROPLET_REGISTRY: z.string().min(1).max(253).default('registry.cf.internal'),
   OPI_BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   /** Requests one client may make to CC's routes per minute, per API replica; 0: no limit. */
@@ -168,6 +175,8 @@ export interface Settings {
   lease: { name: string; durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   worker: { concurrency: number; attempts: number; lockMs: number };
   runAsNonRoot: boolean;
+  /** What new LRPs run as, and whether a StatefulSet's containers are told their index. */
+  workloads: { kind: 'deployment' | 'statefulset'; instanceIndexEnv: boolean };
   dropletRegistry: string;
   shutdownTimeoutMs: number;
   logLevel: Env['LOG_LEVEL'];
@@ -317,6 +326,7 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
       lockMs: e.OPI_JOB_LOCK_MS,
     },
     runAsNonRoot: e.OPI_RUN_AS_NON_ROOT,
+    workloads: { kind: e.OPI_WORKLOAD_KIND, instanceIndexEnv: e.OPI_INSTANCE_INDEX_ENV },
     dropletRegistry: e.OPI_DROPLET_REGISTRY,
     shutdownTimeoutMs: e.OPI_SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

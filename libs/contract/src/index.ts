@@ -1,5 +1,6 @@
 export * from './names.js';
 export * from './schemas.js';
+export * from './desire-fast.js';
 export * from './responses.js';
 export * from './to-domain.js';
 export * from './task-schemas.js';

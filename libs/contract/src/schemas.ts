@@ -18,17 +18,52 @@ const labelValue = (what: string) =>
 
 const nonNegativeInt = z.int().min(0);
 
+/** The desire body's limits, shared with its zod-free reader (desire-fast.ts). */
+export const DESIRE_LIMITS = {
+  processGuid: 127,
+  processType: 63,
+  guidText: 63,
+  nameText: 255,
+  ports: 16,
+  environment: 1000,
+  annotations: 100,
+  mapValue: 1024 * 1024,
+  instances: 10_000,
+  lastUpdated: 64,
+  httpEndpoint: 2048,
+  memoryMb: 1024 * 1024,
+  diskMb: 1024 * 1024 * 1024,
+  volumeMounts: 32,
+  mountDir: 4096,
+  egressRules: 10_000,
+  egressProtocol: 16,
+  egressItems: 1000,
+  egressDestination: 256,
+  egressAnnotation: 1024,
+  placementTags: 100,
+  placementTag: 255,
+  image: 1024,
+  commandArgs: 64,
+  commandArg: 128 * 1024,
+  registryUsername: 1024,
+  registryPassword: 16 * 1024,
+  startCommand: 128 * 1024,
+  routes: 1000,
+  hostname: 4096,
+} as const;
+const L = DESIRE_LIMITS;
+
 export const dockerLifecycle = z.object({
-  image: z.string().trim().min(1, 'image must not be empty').max(1024),
-  command: withDefault(z.array(z.string().max(128 * 1024)).max(64), () => []),
-  registry_username: optional(z.string().max(1024)),
-  registry_password: optional(z.string().max(16 * 1024)),
+  image: z.string().trim().min(1, 'image must not be empty').max(L.image),
+  command: withDefault(z.array(z.string().max(L.commandArg)).max(L.commandArgs), () => []),
+  registry_username: optional(z.string().max(L.registryUsername)),
+  registry_password: optional(z.string().max(L.registryPassword)),
 });
 
 const buildpackLifecycle = z.object({
   droplet_hash: z.string().regex(/^[a-f0-9]{1,128}$/i, 'droplet_hash must be hexadecimal'),
   droplet_guid: labelValue('droplet_guid'),
-  start_command: text(128 * 1024),
+  start_command: text(L.startCommand),
 });
 
 /** The namespace a request names; "" or absent: the server's default. */
@@ -48,7 +83,7 @@ export const lifecycleSchema = z
 
 const stringMap = (keyPattern: RegExp, keyWhat: string, maxEntries: number) =>
   z
-    .record(z.string(), text(1024 * 1024))
+    .record(z.string(), text(L.mapValue))
     .refine((m) => Object.keys(m).length <= maxEntries, `at most ${maxEntries} entries`)
     .superRefine((m, ctx) => {
       for (const k of Object.keys(m)) {
@@ -70,11 +105,11 @@ export const routesSchema = z.object({
     z
       .array(
         z.object({
-          hostname: z.string().max(4096),
+          hostname: z.string().max(L.hostname),
           port: optional(z.int().min(0).max(65535)),
         }),
       )
-      .max(1000),
+      .max(L.routes),
     () => [],
   ),
 });
@@ -84,45 +119,39 @@ export const routesSchema = z.object({
  * (camelCase, default values left out). Kept with the LRP; not enforced on the cluster (yet).
  */
 const egressRule = z.object({
-  protocol: withDefault(z.string().max(16), () => 'all'),
-  destinations: withDefault(z.array(z.string().max(256)).max(1000), () => []),
-  ports: optional(z.array(z.int().min(0).max(65535)).max(1000)),
+  protocol: withDefault(z.string().max(L.egressProtocol), () => 'all'),
+  destinations: withDefault(z.array(z.string().max(L.egressDestination)).max(L.egressItems), () => []),
+  ports: optional(z.array(z.int().min(0).max(65535)).max(L.egressItems)),
   portRange: optional(z.object({ start: withDefault(z.int(), () => 0), end: withDefault(z.int(), () => 0) })),
   icmpInfo: optional(z.object({ type: withDefault(z.int(), () => 0), code: withDefault(z.int(), () => 0) })),
   log: withDefault(z.boolean(), () => false),
-  annotations: optional(z.array(z.string().max(1024)).max(1000)),
+  annotations: optional(z.array(z.string().max(L.egressAnnotation)).max(L.egressItems)),
 });
 
 export const desireLrpSchema = z
   .object({
     guid: labelValue('guid'),
     version: labelValue('version'),
-    process_guid: z.string().min(3).max(127),
-    process_type: withDefault(z.string().max(63), () => 'web'),
-    app_guid: text(63),
-    app_name: text(255),
-    space_guid: text(63),
-    space_name: text(255),
-    organization_guid: text(63),
-    organization_name: text(255),
+    process_guid: z.string().min(3).max(L.processGuid),
+    process_type: withDefault(z.string().max(L.processType), () => 'web'),
+    app_guid: text(L.guidText),
+    app_name: text(L.nameText),
+    space_guid: text(L.guidText),
+    space_name: text(L.nameText),
+    organization_guid: text(L.guidText),
+    organization_name: text(L.nameText),
     namespace: namespaceField,
-    ports: withDefault(z.array(z.int().min(1).max(65535)).max(16), () => []),
-    environment: withDefault(stringMap(ENV_NAME, 'environment variable name', 1000), () => ({})),
-    instances: nonNegativeInt.max(10_000),
-    last_updated: text(64),
+    ports: withDefault(z.array(z.int().min(1).max(65535)).max(L.ports), () => []),
+    environment: withDefault(stringMap(ENV_NAME, 'environment variable name', L.environment), () => ({})),
+    instances: nonNegativeInt.max(L.instances),
+    last_updated: text(L.lastUpdated),
     health_check_type: withDefault(z.enum(['port', 'http', 'process', 'none']), () => 'port' as const),
-    health_check_http_endpoint: text(2048),
+    health_check_http_endpoint: text(L.httpEndpoint),
     // 0 is CC's "the process has no timeout of its own": start_timeout_ms then carries CC's default.
     health_check_timeout_ms: withDefault(nonNegativeInt, () => 0),
     start_timeout_ms: withDefault(nonNegativeInt, () => 0),
-    memory_mb: z
-      .int()
-      .min(1, 'memory_mb must be at least 1')
-      .max(1024 * 1024),
-    disk_mb: z
-      .int()
-      .min(1, 'disk_mb must be at least 1')
-      .max(1024 * 1024 * 1024),
+    memory_mb: z.int().min(1, 'memory_mb must be at least 1').max(L.memoryMb),
+    disk_mb: z.int().min(1, 'disk_mb must be at least 1').max(L.diskMb),
     cpu_weight: withDefault(z.int().min(1).max(100), () => 1),
     volume_mounts: withDefault(
       z
@@ -132,18 +161,21 @@ export const desireLrpSchema = z
             mount_dir: z
               .string()
               .regex(/^\/[^\0]*$/, 'mount_dir must be an absolute path')
-              .max(4096),
+              .max(L.mountDir),
           }),
         )
-        .max(32),
+        .max(L.volumeMounts),
       () => [],
     ),
     lifecycle: lifecycleSchema,
-    user_defined_annotations: withDefault(stringMap(QUALIFIED_NAME, 'annotation name', 100), () => ({})),
+    user_defined_annotations: withDefault(
+      stringMap(QUALIFIED_NAME, 'annotation name', L.annotations),
+      () => ({}),
+    ),
     routes: optional(routesSchema),
-    egress_rules: withDefault(z.array(egressRule).max(10_000), () => []),
+    egress_rules: withDefault(z.array(egressRule).max(L.egressRules), () => []),
     // Isolation segment names; kept, not acted on (no node selection by segment yet).
-    placement_tags: withDefault(z.array(z.string().max(255)).max(100), () => []),
+    placement_tags: withDefault(z.array(z.string().max(L.placementTag)).max(L.placementTags), () => []),
   })
   .superRefine((d, ctx) => {
     // The pods carry them, and the API server allows 256 KiB of annotations per object (CC's are a few

@@ -88,6 +88,8 @@ export type LrpRecord =
       /** The last desired names, so the stop can find objects named after them (the pull secret). */
       appName?: string;
       spaceName?: string;
+      /** CC's `last_updated` of the last desire: GET /apps shows it while the workload is still present. */
+      annotation?: string;
       generation: number;
     };
 

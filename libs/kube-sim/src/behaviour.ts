@@ -33,6 +33,13 @@ export interface BehaviourConfig {
   /** Uniform jitter added to each delay. */
   jitterMs: number;
   nodes: NodeShape;
+  /**
+   * kube-controller-manager's MaxUnavailableStatefulSet gate (off before 1.35, on from 1.35): rolling
+   * updates honour `rollingUpdate.maxUnavailable`, and, as upstream does (kubernetes#137409), never
+   * replace old-revision pods while as many pods as maxUnavailable are unavailable, so a rollout over
+   * crash-looping pods sticks. Off: one pod at a time from the highest ordinal, as 1.30 does.
+   */
+  maxUnavailableStatefulSet: boolean;
 }
 
 /** Quick but visible: what `npm start` and `npm run sim` use. */
@@ -48,6 +55,7 @@ export const DEFAULT_BEHAVIOUR: BehaviourConfig = {
   terminationDelayMs: 300,
   jitterMs: 200,
   nodes: { count: 3, cpu: '8', memory: '32Gi', ephemeralStorage: '100Gi', pods: 110 },
+  maxUnavailableStatefulSet: false,
 };
 
 /** For tests: every step in tens of milliseconds. */
@@ -80,7 +88,20 @@ export const SIM_ENV = {
   terminationMessage: 'KUBESIM_TERMINATION_MESSAGE',
   /** Lines the container "prints", returned by the pods/log subresource (\n separated). */
   log: 'KUBESIM_LOG',
+  /**
+   * `1`: the container's log starts with its environment as the kubelet resolved it, one `NAME=value`
+   * line per variable in order. Downward-API fields are resolved from the pod when the container starts
+   * (`metadata.name|namespace|uid`, `metadata.labels['…']`, `metadata.annotations['…']`,
+   * `spec.nodeName|serviceAccountName`, `status.podIP`; a missing label reads ""); other sources
+   * (Secrets, ConfigMaps, resources) and `$(VAR)` references are not, and print as `NAME=<from …>`.
+   */
+  printEnv: 'KUBESIM_PRINT_ENV',
 } as const;
 
 /** Images whose last path segment starts with this cannot be pulled: ErrImagePull, then ImagePullBackOff. */
 export const PULL_ERROR_IMAGE_PREFIX = 'kubesim-pull-error';
+/**
+ * Images whose last path segment starts with this crash while starting, before they are ready, and loop
+ * (CrashLoopBackOff) as `KUBESIM_BEHAVIOUR=crash` does; a KUBESIM_BEHAVIOUR of the container wins.
+ */
+export const CRASH_IMAGE_PREFIX = 'kubesim-crash';

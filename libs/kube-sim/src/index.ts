@@ -130,7 +130,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
 export { StatusError, errors } from './errors.js';
 export type { BehaviourConfig, NodeShape } from './behaviour.js';
-export { DEFAULT_BEHAVIOUR, FAST_BEHAVIOUR, SIM_ENV, PULL_ERROR_IMAGE_PREFIX } from './behaviour.js';
+export {
+  CRASH_IMAGE_PREFIX,
+  DEFAULT_BEHAVIOUR,
+  FAST_BEHAVIOUR,
+  SIM_ENV,
+  PULL_ERROR_IMAGE_PREFIX,
+} from './behaviour.js';
 export type { FaultConfig, Verb } from './faults.js';
 export { Faults } from './faults.js';
 export { Store } from './store.js';

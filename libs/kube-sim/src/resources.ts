@@ -70,7 +70,8 @@ function def(d: Def): ResourceType {
   };
 }
 
-const podFields: Record<string, (o: KubeObject) => string | undefined> = {
+/** A pod's fields by path, for field selectors (and the kubelet's downward API, which shares some). */
+export const POD_FIELDS: Record<string, (o: KubeObject) => string | undefined> = {
   'spec.nodeName': (o) => str(path(o, 'spec', 'nodeName')) ?? '',
   'spec.restartPolicy': (o) => str(path(o, 'spec', 'restartPolicy')),
   'spec.schedulerName': (o) => str(path(o, 'spec', 'schedulerName')),
@@ -129,7 +130,7 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     subresources: ['status', 'log', 'eviction', 'binding'],
     hasStatus: true,
     returnsDeletedObject: true,
-    fields: podFields,
+    fields: POD_FIELDS,
   }),
   def({ group: '', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'], fields: eventFields }),
   def({

@@ -30,6 +30,7 @@ import {
   CoordinationV1Api,
   CoreV1Api,
   IsomorphicFetchHttpLibrary,
+  VersionApi,
   type KubeConfig,
   PatchStrategy,
   PolicyV1Api,
@@ -52,6 +53,7 @@ import type {
   Pod,
   PodDisruptionBudget,
   Secret,
+  StatefulSet,
   Stored,
 } from './objects.js';
 import {
@@ -66,6 +68,7 @@ import {
   type WatchOptions,
   type Watched,
   type WatchedResource,
+  type ServerVersion,
 } from './port.js';
 import { Semaphore } from './semaphore.js';
 import { openWatchStream } from './watch-stream.js';
@@ -108,6 +111,7 @@ const WATCH_DEFAULT_DEADLINE_MS = 30 * 60_000;
 /** The collection path of each watched kind, by API group and version. */
 const WATCH_PATHS: Record<WatchedResource, string> = {
   deployments: '/apis/apps/v1',
+  statefulsets: '/apis/apps/v1',
   pods: '/api/v1',
   jobs: '/apis/batch/v1',
 };
@@ -255,6 +259,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
   private readonly agents = agentReuser();
   private readonly onCall: ((call: KubeCallReport) => void) | undefined;
   private readonly deployments: Operations<Deployment>;
+  private readonly statefulSets: Operations<StatefulSet>;
   private readonly secrets: Operations<Secret>;
   private readonly pdbs: Operations<PodDisruptionBudget>;
   private readonly jobs: Operations<Job>;
@@ -262,6 +267,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
   private readonly kc: KubeConfig;
   private readonly apps: AppsV1Api;
   private readonly batch: BatchV1Api;
+  private readonly version: VersionApi;
 
   constructor(connection: KubeConnection | KubeConfig, options: ClientNodeKubernetesOptions = {}) {
     const kc = clientNodeConfig(connection);
@@ -286,6 +292,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
     this.core = core;
     this.apps = apps;
     this.batch = batch;
+    this.version = new VersionApi(configuration);
     // Background propagation everywhere: for Jobs the batch/v1 default would orphan the pods; for the
     // rest it is the default anyway, and being explicit keeps the behaviour independent of the kind.
     const propagationPolicy = 'Background';
@@ -297,6 +304,15 @@ export class ClientNodeKubernetes implements KubernetesPort {
         apps.replaceNamespacedDeploymentWithHttpInfo({ namespace, name, body: body(o) }),
       remove: (namespace, name) =>
         apps.deleteNamespacedDeploymentWithHttpInfo({ namespace, name, propagationPolicy }),
+    };
+    this.statefulSets = {
+      resource: 'statefulsets',
+      read: (namespace, name) => apps.readNamespacedStatefulSetWithHttpInfo({ namespace, name }),
+      create: (namespace, o) => apps.createNamespacedStatefulSetWithHttpInfo({ namespace, body: body(o) }),
+      replace: (namespace, name, o) =>
+        apps.replaceNamespacedStatefulSetWithHttpInfo({ namespace, name, body: body(o) }),
+      remove: (namespace, name) =>
+        apps.deleteNamespacedStatefulSetWithHttpInfo({ namespace, name, propagationPolicy }),
     };
     this.secrets = {
       resource: 'secrets',
@@ -370,6 +386,39 @@ export class ClientNodeKubernetes implements KubernetesPort {
         namespace === undefined
           ? this.apps.listDeploymentForAllNamespacesWithHttpInfo({ ...page, labelSelector })
           : this.apps.listNamespacedDeploymentWithHttpInfo({ ...page, namespace, labelSelector }),
+      select as Select<unknown, unknown> | undefined,
+    );
+    return result as ListResult<U>;
+  }
+
+  // --- StatefulSets --------------------------------------------------------------------------------------
+
+  getStatefulSet(namespace: string, name: string): Promise<Stored<StatefulSet> | undefined> {
+    return this.get(this.statefulSets, namespace, name);
+  }
+  createStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>> {
+    return this.create(this.statefulSets, namespace, statefulSet);
+  }
+  replaceStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>> {
+    return this.replace(this.statefulSets, namespace, statefulSet);
+  }
+  deleteStatefulSet(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove(this.statefulSets, namespace, name);
+  }
+  async listStatefulSets<U = Stored<StatefulSet>>(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+    select?: Select<Stored<StatefulSet>, U>,
+  ): Promise<ListResult<U>> {
+    const result = await this.list(
+      'statefulsets',
+      namespace,
+      pageSize,
+      (page) =>
+        namespace === undefined
+          ? this.apps.listStatefulSetForAllNamespacesWithHttpInfo({ ...page, labelSelector })
+          : this.apps.listNamespacedStatefulSetWithHttpInfo({ ...page, namespace, labelSelector }),
       select as Select<unknown, unknown> | undefined,
     );
     return result as ListResult<U>;
@@ -549,6 +598,19 @@ export class ClientNodeKubernetes implements KubernetesPort {
       )) as Stored<Namespace>;
     } catch (e) {
       if (httpStatusOf(e) === 404) return undefined;
+      throw classify(e, ctx);
+    }
+  }
+
+  async getServerVersion(): Promise<ServerVersion> {
+    const ctx = { verb: 'get', resource: 'version', name: '' } as const;
+    try {
+      const v = (await wireJson(await this.call(ctx, () => this.version.getCodeWithHttpInfo()))) as Partial<
+        Record<keyof ServerVersion, unknown>
+      >;
+      const text = (x: unknown): string => (typeof x === 'string' ? x : '');
+      return { major: text(v.major), minor: text(v.minor), gitVersion: text(v.gitVersion) };
+    } catch (e) {
       throw classify(e, ctx);
     }
   }

@@ -28,6 +28,7 @@ import type {
   Pod,
   PodDisruptionBudget,
   Secret,
+  StatefulSet,
   Stored,
 } from './objects.js';
 import {
@@ -42,11 +43,20 @@ import {
   type WatchOptions,
   type Watched,
   type WatchedResource,
+  type ServerVersion,
 } from './port.js';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.js';
 
 export type FakeResource =
-  'deployments' | 'secrets' | 'poddisruptionbudgets' | 'jobs' | 'pods' | 'events' | 'namespaces' | 'leases';
+  | 'deployments'
+  | 'statefulsets'
+  | 'secrets'
+  | 'poddisruptionbudgets'
+  | 'jobs'
+  | 'pods'
+  | 'events'
+  | 'namespaces'
+  | 'leases';
 
 export type FakeVerb = 'get' | 'list' | 'create' | 'update' | 'delete' | 'watch';
 
@@ -107,6 +117,13 @@ const KINDS: Record<FakeResource, Kind> = {
     status: true,
     generation: true,
   },
+  statefulsets: {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    qualified: 'statefulsets.apps',
+    status: true,
+    generation: true,
+  },
   secrets: { apiVersion: 'v1', kind: 'Secret', qualified: 'secrets', status: false, generation: false },
   poddisruptionbudgets: {
     apiVersion: 'policy/v1',
@@ -134,7 +151,7 @@ const KINDS: Record<FakeResource, Kind> = {
   },
 };
 
-const WATCHED = new Set<FakeResource>(['deployments', 'pods', 'jobs']);
+const WATCHED = new Set<FakeResource>(['deployments', 'statefulsets', 'pods', 'jobs']);
 /** Writes kept for watch resumes; older ones are forgotten as by a compaction. */
 const HISTORY_LIMIT = 1000;
 
@@ -395,6 +412,30 @@ export class FakeKubernetes implements KubernetesPort {
     );
   }
 
+  getStatefulSet(namespace: string, name: string): Promise<Stored<StatefulSet> | undefined> {
+    return this.get('statefulsets', namespace, name);
+  }
+  createStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>> {
+    return this.create('statefulsets', namespace, statefulSet);
+  }
+  replaceStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>> {
+    return this.replace('statefulsets', namespace, statefulSet);
+  }
+  deleteStatefulSet(namespace: string, name: string): Promise<DeleteResult> {
+    return this.remove('statefulsets', namespace, name);
+  }
+  async listStatefulSets<U = Stored<StatefulSet>>(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+    select?: Select<Stored<StatefulSet>, U>,
+  ): Promise<ListResult<U>> {
+    return selected(
+      await this.list<StatefulSet>('statefulsets', namespace, { labelSelector, pageSize }),
+      select,
+    );
+  }
+
   getSecret(namespace: string, name: string): Promise<Stored<Secret> | undefined> {
     return this.get('secrets', namespace, name);
   }
@@ -516,6 +557,12 @@ export class FakeKubernetes implements KubernetesPort {
 
   getNamespace(name: string): Promise<Stored<Namespace> | undefined> {
     return this.get('namespaces', undefined, name);
+  }
+
+  /** As a current cluster answers; tests set another. */
+  serverVersion: ServerVersion = { major: '1', minor: '30', gitVersion: 'v1.30.0-fake' };
+  getServerVersion(): Promise<ServerVersion> {
+    return Promise.resolve({ ...this.serverVersion });
   }
 
   getLease(namespace: string, name: string): Promise<Stored<Lease> | undefined> {

@@ -14,6 +14,7 @@ export type {
   WatchStatus,
   Watched,
   WatchedResource,
+  ServerVersion,
 } from './port.js';
 export { DEFAULT_PAGE_SIZE } from './port.js';
 export * from './objects.js';
@@ -69,6 +70,7 @@ export {
   abortableSleep,
   objectKey,
   type AppliedEventType,
+  type HeldVersion,
   type ReflectorBaseOptions,
   type ReflectorErrorInfo,
   type ReflectorHandler,
@@ -78,6 +80,7 @@ export {
   type ReflectorState,
   type RelistStats,
   type SyncReason,
+  type Versioned,
   type WatchRestartReason,
 } from './reflector.js';
 export { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';

@@ -26,6 +26,7 @@ import type {
   Pod,
   PodDisruptionBudget,
   Secret,
+  StatefulSet,
   Stored,
 } from './objects.js';
 
@@ -46,9 +47,17 @@ export interface ListResult<T> {
  */
 export type Select<T, U> = (item: T) => U | undefined;
 
+/** What `/version` answers; `minor` may carry a suffix (`"28+"` on some providers). */
+export interface ServerVersion {
+  major: string;
+  minor: string;
+  gitVersion: string;
+}
+
 /** The kinds the service watches, by plural resource name. */
 export interface Watched {
   deployments: Stored<Deployment>;
+  statefulsets: Stored<StatefulSet>;
   pods: Stored<Pod>;
   jobs: Stored<Job>;
 }
@@ -112,6 +121,18 @@ export interface KubernetesPort {
     labelSelector?: string,
     pageSize?: number,
     select?: Select<Stored<Deployment>, U>,
+  ): Promise<ListResult<U>>;
+
+  // apps/v1 StatefulSets: one per LRP in the StatefulSet mode (OPI_WORKLOAD_KIND=statefulset).
+  getStatefulSet(namespace: string, name: string): Promise<Stored<StatefulSet> | undefined>;
+  createStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>>;
+  replaceStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>>;
+  deleteStatefulSet(namespace: string, name: string): Promise<DeleteResult>;
+  listStatefulSets<U = Stored<StatefulSet>>(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+    select?: Select<Stored<StatefulSet>, U>,
   ): Promise<ListResult<U>>;
 
   // v1 Secrets: image pull credentials and app environment.
@@ -180,6 +201,9 @@ export interface KubernetesPort {
   ): Promise<ListResult<Stored<CoreEvent>>>;
 
   getNamespace(name: string): Promise<Stored<Namespace> | undefined>;
+
+  /** The API server's `/version` (readable by every client: no Role grants it). */
+  getServerVersion(): Promise<ServerVersion>;
 
   /**
    * Streams changes of one kind (`namespace` undefined: every namespace). `onEvent` is called once per

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Backoff } from './backoff.js';
 import { KubeApiError } from './errors.js';
@@ -12,6 +14,8 @@ import type {
   WatchedResource,
 } from './port.js';
 import {
+  abortableSleep,
+  type HeldVersion,
   Reflector,
   type ReflectorObserver,
   type ReflectorBaseOptions,
@@ -45,6 +49,8 @@ interface FakeWatch {
 
 class ScriptedPort implements ReflectorPort {
   readonly lists: ListRequest[] = [];
+  /** Every list's answer, weakly: a reflector must not keep them. */
+  readonly answers: WeakRef<object>[] = [];
   readonly watches: FakeWatch[] = [];
 
   listDeployments<U>(
@@ -54,6 +60,14 @@ class ScriptedPort implements ReflectorPort {
     select?: Select<Watched['deployments'], U>,
   ): Promise<ListResult<U>> {
     return this.list('deployments', namespace, labelSelector, pageSize, select as Select<unknown, U>);
+  }
+  listStatefulSets<U>(
+    namespace: string | undefined,
+    labelSelector?: string,
+    pageSize?: number,
+    select?: Select<Watched['statefulsets'], U>,
+  ): Promise<ListResult<U>> {
+    return this.list('statefulsets', namespace, labelSelector, pageSize, select as Select<unknown, U>);
   }
   listPods<U>(
     namespace: string | undefined,
@@ -91,7 +105,9 @@ class ScriptedPort implements ReflectorPort {
             const u = select ? select(o) : (o as U);
             if (u !== undefined) items.push(u);
           }
-          resolve({ items, resourceVersion });
+          const answer = { items, resourceVersion };
+          this.answers.push(new WeakRef(answer));
+          resolve(answer);
         },
         fail: reject,
       });
@@ -160,10 +176,10 @@ function pod(name: string, rv: string, phase: 'Pending' | 'Running' | 'Failed' =
 /** What the tests hold of a pod: its phase (a Failed pod is not wanted). */
 interface Proj {
   phase: string;
-  rv: string;
+  rv: HeldVersion;
 }
-const projectPod = (p: Stored<Pod>): Proj | undefined =>
-  p.status?.phase === 'Failed' ? undefined : { phase: p.status?.phase ?? '', rv: p.metadata.resourceVersion };
+const projectPod = (p: Stored<Pod>, rv: HeldVersion): Proj | undefined =>
+  p.status?.phase === 'Failed' ? undefined : { phase: p.status?.phase ?? '', rv };
 
 async function flush(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
@@ -211,9 +227,9 @@ class Harness {
       resource: 'pods',
       namespace: 'ns',
       labelSelector: 'app=x',
-      project: (p) => {
+      project: (p, rv) => {
         this.projected.push(p.metadata.name);
-        return projectPod(p);
+        return projectPod(p, rv);
       },
       handler: {
         onUpsert: (key, next, prev) =>
@@ -289,9 +305,9 @@ describe('Reflector: the first list', () => {
     expect(h.log).toEqual(['upsert ns/a 3', 'upsert ns/b 5', 'upsert ns/c 7', 'synced start']);
     expect(h.reflector.hasSynced).toBe(true);
     expect(h.reflector.size).toBe(3);
-    expect(h.reflector.get('ns/b')).toEqual({ phase: 'Running', rv: '5' });
+    expect(h.reflector.get('ns/b')).toEqual({ phase: 'Running', rv: 5 });
     expect([...h.reflector.entries()].map(([k]) => k)).toEqual(['ns/a', 'ns/b', 'ns/c']);
-    expect([...h.reflector.values()].map((v) => v.rv)).toEqual(['3', '5', '7']);
+    expect([...h.reflector.values()].map((v) => v.rv)).toEqual([3, 5, 7]);
     expect(h.reflector.resourceVersion).toBe('10');
     expect(h.reflector.lastSyncedAt).toBe(h.clock);
     expect(h.relists).toEqual([{ reason: 'start', upserted: 3, deleted: 0, detail: undefined }]);
@@ -317,7 +333,7 @@ describe('Reflector: the first list', () => {
       kube: port,
       resource: 'jobs',
       namespace: undefined,
-      project: (j) => j.metadata.name,
+      project: (j, rv) => ({ name: j.metadata.name, rv }),
       pageSize: 100,
     });
     r.start();
@@ -357,7 +373,7 @@ describe('Reflector: watching', () => {
     w.emit({ type: 'DELETED', object: pod('b', '13') });
     w.emit({ type: 'DELETED', object: pod('never-seen', '14') });
     expect(h.log).toEqual(['upsert ns/b 11', 'upsert ns/a 12 (was 3)', 'delete ns/b (was 11)']);
-    expect(h.reflector.get('ns/a')).toEqual({ phase: 'Pending', rv: '12' });
+    expect(h.reflector.get('ns/a')).toEqual({ phase: 'Pending', rv: 12 });
     expect(h.reflector.size).toBe(1);
     expect(h.reflector.resourceVersion).toBe('14');
     expect(h.reflector.lastEventAt).toBe(h.clock);
@@ -573,13 +589,13 @@ describe('Reflector: other errors', () => {
   it('goes on after a handler or the projection throws, and reports them', async () => {
     const h = new Harness();
     const seen: string[] = [];
-    const r = new Reflector<'pods', string>({
+    const r = new Reflector<'pods', { rv: HeldVersion }>({
       kube: h.port,
       resource: 'pods',
       namespace: 'ns',
-      project: (p) => {
+      project: (p, rv) => {
         if (p.metadata.name === 'bad') throw new Error('cannot project');
-        return p.metadata.resourceVersion;
+        return { rv };
       },
       handler: {
         onUpsert: (key) => {
@@ -607,10 +623,45 @@ describe('Reflector: other errors', () => {
     w.emit({ type: 'MODIFIED', object: pod('a', '12') });
     expect(w.stopped).toBe(false);
     expect(seen).toEqual(['ns/a', 'ns/b', 'ns/c', 'ns/a']);
-    expect(r.get('ns/a')).toBe('12');
+    expect(r.get('ns/a')).toEqual({ rv: 12 });
     expect(r.get('ns/bad')).toBeUndefined();
     expect(h.errors.map((e) => e.source)).toEqual(['project', 'handler', 'handler', 'handler']);
     expect(r.state).toBe('watching');
+  });
+});
+
+describe('Reflector: memory', () => {
+  it("keeps nothing of a list's answer once applied, however many lists it made", async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const h = new Harness();
+    const w = await h.started([pod('a', '3'), pod('b', '5')]);
+    w.emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } });
+    (await h.list(2)).respond([pod('a', '3'), pod('c', '8')], '12');
+    await h.watch(2);
+    expect(h.port.answers).toHaveLength(2);
+    // The scripted port's requests hold their promises, so their answers; a real port's do not. And a
+    // WeakRef holds its target to the end of the job that made it.
+    h.port.lists.length = 0;
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(h.port.answers.map((a) => a.deref())).toEqual([undefined, undefined]);
+    expect([...h.reflector.entries()].map(([k]) => k)).toEqual(['ns/a', 'ns/c']);
+  });
+});
+
+describe('Reflector: resource versions', () => {
+  it('compares opaque and numeric versions as the server sent them, across relists and events', async () => {
+    const h = new Harness();
+    const w = await h.started([pod('a', 'opaque-1'), pod('b', '007'), pod('c', '12')]);
+    w.emit({ type: 'MODIFIED', object: pod('c', '12') });
+    w.emit({ type: 'MODIFIED', object: pod('b', '7') });
+    expect(h.log).toEqual(['upsert ns/b 7 (was 007)']);
+    w.emit({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } });
+    (await h.list(2)).respond([pod('a', 'opaque-1'), pod('b', '7'), pod('c', '13')], '20');
+    await h.watch(2);
+    expect(h.projected).toEqual(['b', 'c']);
+    expect(h.log.slice(1)).toEqual(['upsert ns/c 13 (was 12)', 'synced expired']);
   });
 });
 
@@ -728,20 +779,53 @@ describe('Reflector: stop', () => {
   });
 
   it('cuts a back-off short and leaves no timer behind (real sleep)', async () => {
-    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const before = timers();
+    // The sleep is the real one, watched: which timers it set and cleared, and whether the stop ended it.
+    // (Counting the process's active timers instead is racy: jest and other suites hold timers too.)
+    const set = new Set<unknown>();
+    const cleared = new Set<unknown>();
+    const realSet = globalThis.setTimeout;
+    const realClear = globalThis.clearTimeout;
+    const slept: { ms: number; endedByStop?: boolean }[] = [];
+    const sleep = async (ms: number, signal: AbortSignal): Promise<void> => {
+      const spied = { setTimeout: realSet, clearTimeout: realClear };
+      globalThis.setTimeout = ((fn: () => void, t: number) => {
+        const h = spied.setTimeout(fn, t);
+        set.add(h);
+        return h;
+      }) as typeof setTimeout;
+      globalThis.clearTimeout = (h: Parameters<typeof clearTimeout>[0]) => {
+        cleared.add(h);
+        spied.clearTimeout(h);
+      };
+      const entry: { ms: number; endedByStop?: boolean } = { ms };
+      slept.push(entry);
+      try {
+        await abortableSleep(ms, signal);
+      } finally {
+        globalThis.setTimeout = realSet;
+        globalThis.clearTimeout = realClear;
+      }
+      entry.endedByStop = signal.aborted;
+    };
     const port = new ScriptedPort();
-    const r = new Reflector({ kube: port, resource: 'pods', namespace: 'ns', project: () => 1 });
+    const r = new Reflector({
+      kube: port,
+      resource: 'pods',
+      namespace: 'ns',
+      project: (_p, rv) => ({ rv }),
+      sleep,
+    });
     r.start();
     await until('a list', () => port.lists.length === 1);
     port.lists[0]!.fail(unavailable());
     await until('the back-off', () => r.state === 'backoff');
-    expect(timers()).toBe(before + 1);
-    const t0 = Date.now();
+    expect(slept).toHaveLength(1);
+    expect(slept[0]!.ms).toBeGreaterThan(0);
+    expect(set.size).toBe(1);
     await r.stop();
-    expect(Date.now() - t0).toBeLessThan(500);
+    expect(slept[0]!.endedByStop).toBe(true);
     expect(r.state).toBe('stopped');
-    expect(timers()).toBe(before);
+    expect([...set].every((h) => cleared.has(h))).toBe(true);
     expect(port.lists).toHaveLength(1);
   });
 });

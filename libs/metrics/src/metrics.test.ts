@@ -38,7 +38,10 @@ function sources(over: Partial<MetricSources> = {}): MetricSources {
   return {
     queues: { lrp: queue({ waiting: 2, active: 1 }), callback: queue({ waiting: 3, delayed: 4, failed: 1 }) },
     callbackQueue: 'callback',
-    store: { syncMeta: () => Promise.resolve({ syncedAt: Date.now() - 1500, deployments: 7, pods: 9 }) },
+    store: {
+      syncMeta: () =>
+        Promise.resolve({ syncedAt: Date.now() - 1500, deployments: 7, statefulsets: 2, pods: 9 }),
+    },
     ...over,
   };
 }
@@ -78,6 +81,10 @@ describe('createMetrics', () => {
       -1,
     );
     expect(await values(m, 'opi_cache_objects')).toContainEqual({ value: 9, labels: { kind: 'pods' } });
+    expect(await values(m, 'opi_cache_objects')).toContainEqual({
+      value: 2,
+      labels: { kind: 'statefulsets' },
+    });
     unwatch();
     m.watch(sources({ store: { syncMeta: () => Promise.resolve(undefined) } }));
     expect((await values(m, 'opi_cache_age_seconds'))[0]!.value).toBe(Infinity);

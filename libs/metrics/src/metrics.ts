@@ -35,6 +35,7 @@ export interface QueueCountsSource {
 export interface SyncFacts {
   syncedAt: number;
   deployments: number;
+  statefulsets: number;
   pods: number;
 }
 
@@ -354,7 +355,7 @@ export class OpiMetrics {
     });
     this.cacheObjects = new Gauge({
       name: name('cache_objects'),
-      help: 'Deployments and pods in the cache when it was last written whole',
+      help: 'Workloads (by kind) and pods in the cache when it was last written whole',
       labelNames: ['kind'],
       registers,
       async collect() {
@@ -362,6 +363,7 @@ export class OpiMetrics {
         this.reset();
         if (meta) {
           this.set({ kind: 'deployments' }, meta.deployments);
+          this.set({ kind: 'statefulsets' }, meta.statefulsets);
           this.set({ kind: 'pods' }, meta.pods);
         }
       },

@@ -152,6 +152,15 @@ export class JobProducer {
     });
   }
 
+  /** A rollout's next check, `delayMs` from now; one job per LRP, generation and check. */
+  async settleRollout(payload: JobPayload<'settleRollout'>, delayMs: number): Promise<void> {
+    const spec = JOBS.settleRollout;
+    await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), {
+      jobId: jobId('rollout', payload.processGuid, payload.generation, payload.check),
+      delay: delayMs,
+    });
+  }
+
   /** Installs (idempotently) the repeating sync; every process may call it at start. */
   async scheduleSync(everyMs: number): Promise<void> {
     const spec = JOBS.syncCluster;

@@ -35,6 +35,13 @@ export const JOBS = {
     queue: QUEUE_NAMES.lrp,
     schema: z.object({ processGuid, index: z.int().min(0), podName: z.string().min(1).max(253) }),
   },
+  settleRollout: {
+    name: 'settle-rollout',
+    queue: QUEUE_NAMES.lrp,
+    // A StatefulSet's rollout after the converge changed its template (generation), watched by a few
+    // checks spaced out (check: how many came before) so crash-looping old pods cannot hold it up.
+    schema: z.object({ processGuid, generation: z.int().min(0), check: z.int().min(0).max(100) }),
+  },
   syncCluster: {
     name: 'sync-cluster',
     queue: QUEUE_NAMES.sync,

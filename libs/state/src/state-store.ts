@@ -27,15 +27,19 @@ import {
   runScript,
 } from './scripts.js';
 
+/**
+ * An LRP's instances as the cache writer last saw them. Each pod's index is its assignment, kept while it
+ * lives (the stable index rule lives in @opi/translation).
+ */
 export interface CachedInstances {
-  /** podName → instance index (the stable index rule lives in @opi/translation). */
-  assignments: Record<string, number>;
   instances: {
     index: number;
     podName: string;
     sinceNs: string;
     state: string;
     placementError?: string;
+    /** The index is the pod's StatefulSet ordinal (its container was told it): never shown as another. */
+    ordinal?: true;
   }[];
 }
 
@@ -43,6 +47,7 @@ export interface SyncMeta {
   syncedAt: number;
   durationMs: number;
   deployments: number;
+  statefulsets: number;
   pods: number;
 }
 
@@ -187,6 +192,7 @@ export class StateStore {
           : cur?.appName !== undefined
             ? { appName: cur.appName, spaceName: cur.spaceName ?? '' }
             : {};
+      const annotation = cur?.state === 'desired' ? cur.lrp.annotation : cur?.annotation;
       const tombstone: LrpRecord = {
         state: 'stopped',
         processGuid,
@@ -195,6 +201,7 @@ export class StateStore {
         generation,
         ...(namespace ? { namespace } : {}),
         ...names,
+        ...(annotation !== undefined ? { annotation } : {}),
       };
       if (await this.cas(processGuid, raw, tombstone, 'del', '', inboxEntry(processGuid, generation))) {
         return { generation, existed: cur?.state === 'desired' };
@@ -248,18 +255,18 @@ export class StateStore {
 
   /**
    * What the sync needs of every record: its state and generation (a stop's tombstone whole, it is
-   * small), not the desired LRPs, which at 100,000 apps would not fit a small worker. Process guids
-   * whose record expired are dropped from the index.
-   */
-  /**
-   * Every record's state, a chunk at a time (one MGET each): the sync decides per chunk, so at 100,000
-   * LRPs it never holds them all. Set members whose record has expired are dropped from the set.
+   * small), not the desired LRPs. A chunk at a time (SSCAN, then one MGET): at 100,000 LRPs it never
+   * holds them all, nor all their process guids. SSCAN may return a member twice (when the set is
+   * resized meanwhile), so a caller takes a repeat as a no-op. Members whose record expired are dropped
+   * from the set.
    */
   async *recordStates(chunkSize = 1000): AsyncGenerator<RecordState[]> {
-    const guids = await this.redis.smembers(this.keys.lrps);
     const gone: string[] = [];
-    for (let i = 0; i < guids.length; i += chunkSize) {
-      const chunk = guids.slice(i, i + chunkSize);
+    let cursor = '0';
+    do {
+      const [next, chunk] = await this.redis.sscan(this.keys.lrps, cursor, 'COUNT', chunkSize);
+      cursor = next;
+      if (chunk.length === 0) continue;
       const values = await this.redis.mget(...chunk.map((g) => this.keys.lrp(g)));
       const states: RecordState[] = [];
       chunk.forEach((g, j) => {
@@ -276,7 +283,7 @@ export class StateStore {
         );
       });
       yield states;
-    }
+    } while (cursor !== '0');
     if (gone.length) await this.redis.srem(this.keys.lrps, ...gone);
   }
 
@@ -310,8 +317,11 @@ export class StateStore {
   async cachedAssignments(processGuids: readonly string[]): Promise<Map<string, number>[]> {
     if (processGuids.length === 0) return [];
     const values = await this.redis.hmget(this.keys.instances, ...processGuids);
-    return values.map((v) =>
-      v ? new Map(Object.entries((JSON.parse(v) as CachedInstances).assignments)) : new Map<string, number>(),
+    return values.map(
+      (v) =>
+        new Map(
+          v ? (JSON.parse(v) as CachedInstances).instances.map((i) => [i.podName, i.index] as const) : [],
+        ),
     );
   }
 
@@ -345,6 +355,7 @@ export class StateStore {
       syncedAt: Number(h['syncedAt']),
       durationMs: Number(h['durationMs'] ?? 0),
       deployments: Number(h['deployments'] ?? 0),
+      statefulsets: Number(h['statefulsets'] ?? 0),
       pods: Number(h['pods'] ?? 0),
     };
   }

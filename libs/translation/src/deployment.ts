@@ -1,8 +1,17 @@
 /** The Deployment (apps/v1) that runs a desired LRP. */
 import type { DesiredLrp } from '@opi/domain';
 import { containerResources, containerSecurityContext } from './container.js';
-import { containerEnv } from './env.js';
-import type { Container, Deployment, DeploymentSpec, PodSpec, Volume, VolumeMount } from './k8s-objects.js';
+import { type InstanceEnvOptions, containerEnv } from './env.js';
+import type {
+  Container,
+  Deployment,
+  DeploymentSpec,
+  ObjectMeta,
+  PodSpec,
+  PodTemplateSpec,
+  Volume,
+  VolumeMount,
+} from './k8s-objects.js';
 import {
   LABEL_GUID,
   LABEL_VERSION,
@@ -19,6 +28,9 @@ export interface DeploymentSettings {
   runAsNonRoot: boolean;
 }
 
+/** How the pod template tells the container its instance (see InstanceEnvOptions). */
+type TemplateOptions = DeploymentSettings & InstanceEnvOptions;
+
 /** The app's container name, the same in every LRP's pods. */
 export const APP_CONTAINER = 'opi';
 
@@ -31,13 +43,13 @@ function volumes(lrp: DesiredLrp): { volumes: Volume[]; mounts: VolumeMount[] } 
   };
 }
 
-function container(lrp: DesiredLrp, settings: DeploymentSettings, mounts: VolumeMount[]): Container {
+function container(lrp: DesiredLrp, settings: TemplateOptions, mounts: VolumeMount[]): Container {
   return {
     name: APP_CONTAINER,
     image: lrp.image,
     // CC sends `["/bin/sh","-c","<cmd>"]`, or `[]` for the image's own entrypoint and command.
     ...(lrp.command.length > 0 ? { command: [...lrp.command] } : {}),
-    env: containerEnv(lrp),
+    env: containerEnv(lrp, settings),
     ...(lrp.ports.length > 0
       ? { ports: lrp.ports.map((p) => ({ containerPort: p, protocol: 'TCP' as const })) }
       : {}),
@@ -48,7 +60,7 @@ function container(lrp: DesiredLrp, settings: DeploymentSettings, mounts: Volume
   };
 }
 
-function podSpec(lrp: DesiredLrp, settings: DeploymentSettings): PodSpec {
+function podSpec(lrp: DesiredLrp, settings: TemplateOptions): PodSpec {
   const { volumes: vols, mounts } = volumes(lrp);
   return {
     containers: [container(lrp, settings, mounts)],
@@ -74,34 +86,42 @@ function podSpec(lrp: DesiredLrp, settings: DeploymentSettings): PodSpec {
   };
 }
 
+/** The workload's own metadata, the same for either kind. */
+export function workloadMeta(lrp: DesiredLrp): ObjectMeta & { name: string; labels: Record<string, string> } {
+  return {
+    name: workloadName(lrp),
+    namespace: lrp.namespace,
+    labels: labelsFor(lrp),
+    annotations: annotationsFor(lrp),
+  };
+}
+
 /**
- * The Deployment for an LRP. Scaling and CC's `last_updated` touch only `spec.replicas` and the
- * Deployment's own annotations; everything in the pod template depends on fields that only a new desire
- * changes, so an update never rolls pods by accident.
+ * The pod template of either kind. Everything in it depends on fields that only a new desire changes, so
+ * scaling and CC's `last_updated` (the workload's own annotations) never roll pods by accident.
  */
+export function podTemplateFor(lrp: DesiredLrp, settings: TemplateOptions): PodTemplateSpec {
+  return {
+    metadata: { labels: labelsFor(lrp), annotations: podAnnotationsFor(lrp) },
+    spec: podSpec(lrp, settings),
+  };
+}
+
+/** The Deployment for an LRP: its pods have no ordinal, so the container is told no index. */
 export function lrpToDeployment(
   lrp: DesiredLrp,
   settings: DeploymentSettings,
 ): Deployment & { spec: DeploymentSpec } {
-  const labels = labelsFor(lrp);
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: {
-      name: workloadName(lrp),
-      namespace: lrp.namespace,
-      labels,
-      annotations: annotationsFor(lrp),
-    },
+    metadata: workloadMeta(lrp),
     spec: {
       replicas: lrp.instances,
       selector: selectorFor(lrp),
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
       revisionHistoryLimit: 2,
-      template: {
-        metadata: { labels: { ...labels }, annotations: podAnnotationsFor(lrp) },
-        spec: podSpec(lrp, settings),
-      },
+      template: podTemplateFor(lrp, { ...settings, index: false }),
     },
   };
 }

@@ -7,13 +7,21 @@ function fromField(name: string, fieldPath: string): EnvVar {
   return { name, valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } } };
 }
 
-/**
- * The instance variables. CF_INSTANCE_INDEX is deliberately absent: a Deployment gives its pods no stable
- * ordinal that is known when the container starts (a StatefulSet would, at the price of one-by-one
- * rollouts). The index CC sees is assigned by the service from the live pods (see assignIndexes) and is
- * not known to the container.
- */
-function instanceEnv(lrp: DesiredLrp): EnvVar[] {
+/** Where a StatefulSet's pod finds its ordinal (Kubernetes 1.28 and later). */
+export const POD_INDEX_LABEL = 'apps.kubernetes.io/pod-index';
+
+/** What the container is told of its instance besides the pod's identity. */
+export interface InstanceEnvOptions {
+  /**
+   * CF_INSTANCE_INDEX and INSTANCE_INDEX from the pod's ordinal, INSTANCE_GUID from its uid: only a
+   * StatefulSet's pods have an ordinal. A Deployment's index is assigned by the service from the live pods
+   * (see assignIndexes) and is not known to the container.
+   */
+  index: boolean;
+}
+
+/** The instance variables: ports, the pod's identity and, where it has one, its index. */
+function instanceEnv(lrp: DesiredLrp, opts: InstanceEnvOptions): EnvVar[] {
   const port = lrp.ports[0];
   const portEnv: EnvVar[] =
     port === undefined
@@ -23,7 +31,14 @@ function instanceEnv(lrp: DesiredLrp): EnvVar[] {
           { name: 'CF_INSTANCE_ADDR', value: `0.0.0.0:${port}` },
           { name: 'CF_INSTANCE_PORTS', value: JSON.stringify([{ external: port, internal: port }]) },
         ];
-  return [...portEnv, ...podIdentityEnv()];
+  const index = opts.index
+    ? [
+        fromField('CF_INSTANCE_INDEX', `metadata.labels['${POD_INDEX_LABEL}']`),
+        fromField('INSTANCE_INDEX', `metadata.labels['${POD_INDEX_LABEL}']`),
+        fromField('INSTANCE_GUID', 'metadata.uid'),
+      ]
+    : [];
+  return [...portEnv, ...podIdentityEnv(), ...index];
 }
 
 /** The pod's own name, uid and IP from the downward API, as Diego gives every container, tasks' too. */
@@ -50,8 +65,8 @@ export function pairsEnv(pairs: readonly EnvVarPair[], own: readonly EnvVar[]): 
  * unchanged when CC sends the same map in another order), then `PORT` unless the request sets it, then
  * the instance variables, which replace request variables of the same name as Diego's do.
  */
-export function containerEnv(lrp: DesiredLrp): EnvVar[] {
-  const instance = instanceEnv(lrp);
+export function containerEnv(lrp: DesiredLrp, opts: InstanceEnvOptions = { index: false }): EnvVar[] {
+  const instance = instanceEnv(lrp, opts);
   const reserved = new Set(instance.map((e) => e.name));
   const names = Object.keys(lrp.environment)
     .filter((name) => !reserved.has(name))

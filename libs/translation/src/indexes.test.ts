@@ -2,10 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { PodIdentity } from './indexes.js';
 import { assignIndexes } from './indexes.js';
 
-const at = (name: string, second: number): PodIdentity => ({
-  name,
-  creationTimestamp: `2024-01-01T00:00:${String(second).padStart(2, '0')}Z`,
-});
+const at = (name: string, second: number): PodIdentity => ({ name, createdS: 1_704_067_200 + second });
 
 describe('assignIndexes', () => {
   it.each<[string, Record<string, number>, PodIdentity[], Record<string, number>]>([
@@ -49,5 +46,22 @@ describe('assignIndexes', () => {
     const pods = [at('a', 1), at('b', 2), at('c', 3)];
     const first = assignIndexes({}, pods);
     expect(assignIndexes(first, [...pods].reverse())).toEqual(first);
+  });
+
+  it("gives a StatefulSet pod its ordinal, before any other pod's earlier index", () => {
+    const ord = (name: string, second: number, ordinal: number): PodIdentity => ({
+      ...at(name, second),
+      ordinal,
+    });
+    expect(assignIndexes({}, [ord('web-2', 1, 2), ord('web-0', 3, 0), ord('web-1', 2, 1)])).toEqual({
+      'web-0': 0,
+      'web-1': 1,
+      'web-2': 2,
+    });
+    // An earlier assignment does not move it; a pod without an ordinal takes the lowest free index.
+    expect(assignIndexes({ 'web-1': 0, stray: 1 }, [ord('web-1', 1, 1), at('stray', 2)])).toEqual({
+      'web-1': 1,
+      stray: 0,
+    });
   });
 });

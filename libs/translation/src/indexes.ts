@@ -1,15 +1,16 @@
-/** Instance indexes for the pods of a Deployment, which has no ordinals of its own. */
-import { unixNanos } from './time.js';
-
+/** Instance indexes: a StatefulSet pod's is its ordinal; a Deployment's pods have none, so the service assigns them. */
 export interface PodIdentity {
   name: string;
-  creationTimestamp?: string | null;
+  /** The pod's creation in Unix seconds (a metav1.Time has no fraction). */
+  createdS?: number | undefined;
+  /** A StatefulSet pod's ordinal: its index, whatever was assigned before. */
+  ordinal?: number | undefined;
 }
 
 function byCreation(a: PodIdentity, b: PodIdentity): number {
   // Pods without a timestamp (not yet stored) sort last; equal times fall back to the name.
-  const ta = unixNanos(a.creationTimestamp);
-  const tb = unixNanos(b.creationTimestamp);
+  const ta = a.createdS;
+  const tb = b.createdS;
   if (ta !== tb) {
     if (ta === undefined) return 1;
     if (tb === undefined) return -1;
@@ -27,8 +28,8 @@ function byCreation(a: PodIdentity, b: PodIdentity): number {
  * duplicate goes to the older pod). The result depends only on the arguments.
  *
  * Which pods a scale-down removes is the ReplicaSet controller's choice, so indexes can be left with
- * gaps (e.g. 1 and 2 of 2 instances) until those pods are replaced; the caller may steer the controller
- * to the highest indexes with the `controller.kubernetes.io/pod-deletion-cost` annotation.
+ * gaps (e.g. 1 and 2 of 2 instances) until those pods are replaced; the API shows such pods at the free
+ * lower indexes (apps/api/src/routes/instances-view.ts), where it knows the desired count.
  */
 export function assignIndexes(
   previous: Readonly<Record<string, number>>,
@@ -49,7 +50,15 @@ export function assignIndexMap(
   const taken = new Set<number>();
   const fresh: PodIdentity[] = [];
   const seen = new Set<string>();
-  for (const pod of [...pods].sort(byCreation)) {
+  const sorted = [...pods].sort(byCreation);
+  // Ordinals first: the container was told that index, so no other pod may hold it.
+  for (const pod of sorted) {
+    if (pod.ordinal === undefined || seen.has(pod.name) || taken.has(pod.ordinal)) continue;
+    seen.add(pod.name);
+    assigned.set(pod.name, pod.ordinal);
+    taken.add(pod.ordinal);
+  }
+  for (const pod of sorted) {
     if (seen.has(pod.name)) continue;
     seen.add(pod.name);
     const index = previous.get(pod.name);

@@ -36,7 +36,8 @@ function isScheduled(pod: Pod): boolean {
   );
 }
 
-function isRunningAndReady(pod: Pod): boolean {
+/** Every container running and ready (what Diego calls RUNNING, and a rollout counts as available). */
+export function isRunningAndReady(pod: Pod): boolean {
   const statuses = pod.status?.containerStatuses ?? [];
   const expected = pod.spec?.containers.length ?? 1;
   return (

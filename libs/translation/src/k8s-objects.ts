@@ -354,6 +354,40 @@ export interface Deployment {
   status?: DeploymentStatus;
 }
 
+export interface StatefulSetSpec {
+  replicas?: number;
+  selector: LabelSelector;
+  template: PodTemplateSpec;
+  /** The headless Service that would govern the pods' DNS names; apps have none, so "". */
+  serviceName: string;
+  podManagementPolicy?: 'OrderedReady' | 'Parallel';
+  updateStrategy?: {
+    type?: 'RollingUpdate' | 'OnDelete';
+    rollingUpdate?: { partition?: number; maxUnavailable?: IntOrString };
+  };
+  revisionHistoryLimit?: number;
+  minReadySeconds?: number;
+}
+
+export interface StatefulSetStatus {
+  observedGeneration?: number;
+  replicas?: number;
+  readyReplicas?: number;
+  availableReplicas?: number;
+  currentReplicas?: number;
+  updatedReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+}
+
+export interface StatefulSet {
+  apiVersion?: 'apps/v1';
+  kind?: 'StatefulSet';
+  metadata: ObjectMeta;
+  spec?: StatefulSetSpec;
+  status?: StatefulSetStatus;
+}
+
 // --- Jobs (tasks and staging) -------------------------------------------------------------------------
 
 export interface JobSpec {

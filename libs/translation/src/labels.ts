@@ -87,7 +87,7 @@ export function desiredLrpJson(lrp: DesiredLrp): string {
   const json = JSON.stringify(rest);
   if (Buffer.byteLength(json) <= DESIRED_LRP_MAX_BYTES) return json;
   // A large environment or command (CC's VCAP_SERVICES can be hundreds of KiB) would make the whole
-  // Deployment invalid: both are in the app container already, and lrpFromDeployment reads them there.
+  // Deployment invalid: both are in the app container already, and lrpFromWorkload reads them there.
   const { environment: _environment, command: _command, ...small } = rest;
   return JSON.stringify({ ...small, [SPEC_IN_CONTAINER]: true });
 }

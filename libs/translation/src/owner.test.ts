@@ -2,7 +2,11 @@ import { describe, expect, it } from '@jest/globals';
 import type { Deployment, OwnerReference, Secret } from './k8s-objects.js';
 import { ownedBy } from './owner.js';
 
-const deployment: Deployment = { metadata: { name: 'app-dev-0123456789', uid: 'uid-1', namespace: 'ns' } };
+const deployment: Deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'app-dev-0123456789', uid: 'uid-1', namespace: 'ns' },
+};
 const ours: OwnerReference = {
   apiVersion: 'apps/v1',
   kind: 'Deployment',
@@ -32,9 +36,21 @@ describe('ownedBy', () => {
   });
 
   it.each<[string, Deployment]>([
-    ['no uid (not stored yet)', { metadata: { name: 'x' } }],
-    ['an empty name', { metadata: { name: '', uid: 'u' } }],
-  ])('refuses a Deployment with %s', (_what, d) => {
+    ['no uid (not stored yet)', { ...deployment, metadata: { name: 'x' } }],
+    ['an empty name', { ...deployment, metadata: { name: '', uid: 'u' } }],
+    ['no kind', { metadata: { name: 'x', uid: 'u' } }],
+  ])('refuses an owner with %s', (_what, d) => {
     expect(() => ownedBy({ metadata: { name: 's' } }, d)).toThrow(/metadata.uid/);
+  });
+
+  it.each([
+    ['a StatefulSet', 'apps/v1', 'StatefulSet'],
+    ['a Job', 'batch/v1', 'Job'],
+  ])('names %s by its own kind', (_what, apiVersion, kind) => {
+    const owner = { apiVersion, kind, metadata: { name: 'o', uid: 'uid-2' } };
+    const secret: Secret = { metadata: { name: 's' }, data: {} };
+    expect(ownedBy(secret, owner).metadata.ownerReferences).toEqual([
+      { apiVersion, kind, name: 'o', uid: 'uid-2', controller: true, blockOwnerDeletion: true },
+    ]);
   });
 });

@@ -1,18 +1,27 @@
-/** Ownership of an LRP's companion objects by its Deployment. */
-import type { Deployment, ObjectMeta, OwnerReference } from './k8s-objects.js';
+/** Ownership of an object by another: an LRP's companions by its workload, a task's Secret by its Job. */
+import type { ObjectMeta, OwnerReference } from './k8s-objects.js';
+
+/** A stored object that can own others (a Deployment, StatefulSet or Job as the API server answers it). */
+export interface Owner {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+}
 
 /**
- * A copy of `obj` controlled by `deployment`, so the garbage collector deletes it with the Deployment
- * (no orphaned Secrets or PDBs when a stop is interrupted). Needs the Deployment as stored: its uid.
- * Other owners are kept; a previous controller is replaced, since an object has at most one.
+ * A copy of `obj` controlled by `owner`, so the garbage collector deletes it with its owner (no orphaned
+ * Secrets or PDBs when a stop is interrupted). Needs the owner as stored: its kind and uid. Other owners
+ * are kept; a previous controller is replaced, since an object has at most one.
  */
-export function ownedBy<T extends { metadata: ObjectMeta }>(obj: T, deployment: Deployment): T {
-  const { name, uid } = deployment.metadata;
-  if (!name || !uid)
-    throw new Error('ownedBy needs a stored Deployment (with metadata.name and metadata.uid)');
+export function ownedBy<T extends { metadata: ObjectMeta }>(obj: T, owner: Owner): T {
+  const { name, uid } = owner.metadata;
+  const { apiVersion, kind } = owner;
+  if (!name || !uid || !apiVersion || !kind) {
+    throw new Error('ownedBy needs a stored owner (apiVersion, kind, metadata.name and metadata.uid)');
+  }
   const reference: OwnerReference = {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
+    apiVersion,
+    kind,
     name,
     uid,
     controller: true,

@@ -4,12 +4,13 @@ import { lrpToDeployment } from './deployment.js';
 import type { Deployment, Secret } from './k8s-objects.js';
 import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED, desiredLrpJson } from './labels.js';
 import { sampleLrp } from './lrp.fixture.js';
-import { lrpFromDeployment, parseDesiredLrp } from './rebuild.js';
+import { lrpFromWorkload, parseDesiredLrp } from './rebuild.js';
 import { registrySecret } from './secret.js';
+import { lrpToStatefulSet } from './statefulset.js';
 
 const settings = { runAsNonRoot: true };
 
-describe('lrpFromDeployment', () => {
+describe('lrpFromWorkload', () => {
   it.each<[string, DesiredLrp]>([
     ['a full desire', sampleLrp()],
     ['no registry', sampleLrp({ registry: undefined })],
@@ -50,7 +51,12 @@ describe('lrpFromDeployment', () => {
       }),
     ],
   ])('round-trips %s', (_what, lrp) => {
-    expect(lrpFromDeployment(lrpToDeployment(lrp, settings), registrySecret(lrp))).toEqual(lrp);
+    expect(lrpFromWorkload(lrpToDeployment(lrp, settings), registrySecret(lrp))).toEqual(lrp);
+    // A StatefulSet's index variables come from the downward API: not the request's, so not read back.
+    for (const instanceIndexEnv of [true, false]) {
+      const sts = lrpToStatefulSet(lrp, { ...settings, instanceIndexEnv });
+      expect(lrpFromWorkload(sts, registrySecret(lrp))).toEqual(lrp);
+    }
   });
 
   it('keeps the annotations of an LRP with a large environment within 256 KiB', () => {
@@ -64,7 +70,7 @@ describe('lrpFromDeployment', () => {
     const d = lrpToDeployment(sampleLrp(), settings);
     d.spec.replicas = 5;
     d.metadata.annotations![ANNOTATION_LAST_UPDATED] = '1700000000.1';
-    expect(lrpFromDeployment(d, registrySecret(sampleLrp()))).toEqual(
+    expect(lrpFromWorkload(d, registrySecret(sampleLrp()))).toEqual(
       sampleLrp({ instances: 5, annotation: '1700000000.1' }),
     );
   });
@@ -77,7 +83,7 @@ describe('lrpFromDeployment', () => {
         annotations: { [ANNOTATION_DESIRED_LRP]: d.metadata.annotations![ANNOTATION_DESIRED_LRP]! },
       },
     };
-    expect(lrpFromDeployment(stripped)).toEqual(sampleLrp({ registry: undefined }));
+    expect(lrpFromWorkload(stripped)).toEqual(sampleLrp({ registry: undefined }));
   });
 
   it.each<[string, Secret | undefined]>([
@@ -89,7 +95,7 @@ describe('lrpFromDeployment', () => {
       { metadata: { name: 's' }, data: { '.dockerconfigjson': 'bm9wZQ==' } },
     ],
   ])('has no registry with %s', (_what, secret) => {
-    expect(lrpFromDeployment(lrpToDeployment(sampleLrp(), settings), secret)?.registry).toBeUndefined();
+    expect(lrpFromWorkload(lrpToDeployment(sampleLrp(), settings), secret)?.registry).toBeUndefined();
   });
 
   it.each<[string, Record<string, string> | undefined]>([
@@ -98,7 +104,7 @@ describe('lrpFromDeployment', () => {
     ['an annotation that is not JSON', { [ANNOTATION_DESIRED_LRP]: '{' }],
   ])('is undefined with %s', (_what, annotations) => {
     expect(
-      lrpFromDeployment({ metadata: { name: 'd', ...(annotations ? { annotations } : {}) } }),
+      lrpFromWorkload({ metadata: { name: 'd', ...(annotations ? { annotations } : {}) } }),
     ).toBeUndefined();
   });
 });

@@ -4,7 +4,7 @@
  * taken from where updates put them.
  */
 import type { DesiredLrp, HealthCheckType, VolumeMount } from '@opi/domain';
-import type { Deployment, Secret } from './k8s-objects.js';
+import type { Deployment, Secret, StatefulSet } from './k8s-objects.js';
 import { APP_CONTAINER } from './deployment.js';
 import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED, SPEC_IN_CONTAINER } from './labels.js';
 import { credentialsFromDockerConfig } from './registry.js';
@@ -121,10 +121,10 @@ const INSTANCE_VARS = new Set(['CF_INSTANCE_PORT', 'CF_INSTANCE_ADDR', 'CF_INSTA
 
 /** Environment and command as the app container holds them (for a desired LRP too large to annotate). */
 function containerSpecOf(
-  deployment: Deployment,
+  workload: Deployment | StatefulSet,
   ports: number[],
 ): Pick<DesiredLrp, 'environment' | 'command'> {
-  const c = deployment.spec?.template.spec?.containers.find((x) => x.name === APP_CONTAINER);
+  const c = workload.spec?.template.spec?.containers.find((x) => x.name === APP_CONTAINER);
   const entries: [string, string][] = [];
   for (const e of c?.env ?? []) {
     if (e.value === undefined || e.valueFrom || INSTANCE_VARS.has(e.name)) continue;
@@ -137,17 +137,17 @@ function containerSpecOf(
 }
 
 /**
- * The DesiredLrp a Deployment made by lrpToDeployment runs, or undefined when it carries no valid
- * desired state. Instances come from `spec.replicas` and the annotation from
+ * The DesiredLrp a workload made by lrpToDeployment or lrpToStatefulSet runs, or undefined when it
+ * carries no valid desired state. Instances come from `spec.replicas` and the annotation from
  * `cloudfoundry.org/last_updated`, because a CC update patches those two in place; registry credentials
- * come from the image pull Secret when it is given, since they are never stored on the Deployment.
+ * come from the image pull Secret when it is given, since they are never stored on the workload.
  */
-export function lrpFromDeployment(deployment: Deployment, secret?: Secret): DesiredLrp | undefined {
-  const annotations = deployment.metadata.annotations ?? {};
+export function lrpFromWorkload(workload: Deployment | StatefulSet, secret?: Secret): DesiredLrp | undefined {
+  const annotations = workload.metadata.annotations ?? {};
   const json = annotations[ANNOTATION_DESIRED_LRP];
   const stored = json === undefined ? undefined : parseDesiredLrp(json);
   if (!stored) return undefined;
-  const replicas = deployment.spec?.replicas;
+  const replicas = workload.spec?.replicas;
   const lastUpdated = annotations[ANNOTATION_LAST_UPDATED];
   const dockerConfig = secret?.data?.[DOCKER_CONFIG_JSON_KEY];
   const registry =
@@ -156,7 +156,7 @@ export function lrpFromDeployment(deployment: Deployment, secret?: Secret): Desi
       : credentialsFromDockerConfig(Buffer.from(dockerConfig, 'base64').toString('utf8'));
   return {
     ...stored,
-    ...(json?.includes(`"${SPEC_IN_CONTAINER}":true`) ? containerSpecOf(deployment, stored.ports) : {}),
+    ...(json?.includes(`"${SPEC_IN_CONTAINER}":true`) ? containerSpecOf(workload, stored.ports) : {}),
     instances: isCount(replicas) ? replicas : stored.instances,
     annotation: lastUpdated ?? stored.annotation,
     ...(registry ? { registry } : {}),

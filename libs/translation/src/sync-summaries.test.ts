@@ -2,14 +2,22 @@ import { describe, expect, it } from '@jest/globals';
 import { crashReportsFor, reportedCrashesOf } from './crashes.js';
 import { podToInstance } from './instances.js';
 import type { Deployment, Pod } from './k8s-objects.js';
-import { ANNOTATION_PROCESS_GUID, LABEL_GUID, LABEL_SOURCE_TYPE, LABEL_VERSION } from './labels.js';
+import {
+  ANNOTATION_GENERATION,
+  ANNOTATION_PROCESS_GUID,
+  LABEL_GUID,
+  LABEL_SOURCE_TYPE,
+  LABEL_VERSION,
+} from './labels.js';
 import { GUID, VERSION } from './lrp.fixture.js';
 import { appPod, deployment, lrp, pods, T0 } from './pod.fixture.js';
 import { slimPod } from './slim.js';
+import { lrpToStatefulSet } from './statefulset.js';
 import {
   type AppPodSummary,
   processGuidOfObject,
-  summarizeDeployment,
+  summarizeWorkload,
+  ordinalOf,
   summarizeManagedPod,
 } from './sync-summaries.js';
 
@@ -18,7 +26,7 @@ function withMetadata<T extends Deployment | Pod>(o: T, metadata: Partial<T['met
 }
 
 function appSummary(pod: Pod): AppPodSummary {
-  const s = summarizeManagedPod(pod);
+  const s = summarizeManagedPod(pod, 4);
   if (s?.kind !== 'app') throw new Error(`not an app pod summary: ${JSON.stringify(s)}`);
   return s;
 }
@@ -48,26 +56,51 @@ describe('processGuidOfObject', () => {
   });
 });
 
-describe('summarizeDeployment', () => {
-  it('keeps its name, namespace, LRP and the two annotations the sync compares; nothing of the spec', () => {
-    const s = summarizeDeployment(deployment);
+describe('summarizeWorkload', () => {
+  it('keeps its name, namespace, LRP, the generation the sync compares and its version; nothing of the spec', () => {
+    const s = summarizeWorkload('deployment', deployment, 4);
     expect(s).toEqual({
+      kind: 'deployment',
       processGuid: lrp.processGuid,
       name: deployment.metadata.name,
       namespace: 'cf-workloads',
-      generation: '7',
-      lastUpdated: lrp.annotation,
+      generation: 7,
+      rv: 4,
     });
     expect(JSON.stringify(s).length).toBeLessThan(JSON.stringify(deployment).length / 10);
   });
 
+  it('summarises a StatefulSet the same way, naming its kind', () => {
+    const sts = lrpToStatefulSet(lrp, { runAsNonRoot: true, instanceIndexEnv: true });
+    sts.metadata.annotations = { ...sts.metadata.annotations, [ANNOTATION_GENERATION]: '7' };
+    sts.metadata.namespace = 'cf-workloads';
+    expect(summarizeWorkload('statefulset', sts, 5)).toEqual({
+      kind: 'statefulset',
+      processGuid: lrp.processGuid,
+      name: sts.metadata.name,
+      namespace: 'cf-workloads',
+      generation: 7,
+      rv: 5,
+    });
+  });
+
   it('has the same keys with annotations missing (one shape for all), and no summary without an LRP', () => {
     const bare = withMetadata(deployment, { annotations: {} });
-    const s = summarizeDeployment(bare);
-    expect(Object.keys(s ?? {})).toEqual(Object.keys(summarizeDeployment(deployment) ?? {}));
+    const s = summarizeWorkload('deployment', bare, 4);
+    expect(Object.keys(s ?? {})).toEqual(Object.keys(summarizeWorkload('deployment', deployment, 4) ?? {}));
     expect(s?.generation).toBeUndefined();
-    expect(s?.lastUpdated).toBeUndefined();
-    expect(summarizeDeployment(withMetadata(deployment, { annotations: {}, labels: {} }))).toBeUndefined();
+    const generation = (g: string): number | undefined =>
+      summarizeWorkload(
+        'deployment',
+        withMetadata(deployment, { annotations: { [ANNOTATION_GENERATION]: g } }),
+        4,
+      )?.generation;
+    expect(generation('1796148895949000')).toBe(1796148895949000);
+    expect(generation('7x')).toBeUndefined();
+    expect(generation('99999999999999999999')).toBeUndefined();
+    expect(
+      summarizeWorkload('deployment', withMetadata(deployment, { annotations: {}, labels: {} }), 4),
+    ).toBeUndefined();
   });
 });
 
@@ -79,9 +112,9 @@ describe('summarizeManagedPod', () => {
       kind: 'app',
       processGuid: lrp.processGuid,
       name: full.metadata.name,
-      creationTimestamp: T0,
+      createdS: Date.parse(T0) / 1000,
       state: info.state,
-      sinceNs: info.sinceNs.toString(),
+      since: Number(info.sinceNs / 1_000_000_000n),
       placementError: info.placementError,
     });
     // Whole seconds, never before the pod's creation.
@@ -111,9 +144,9 @@ describe('summarizeManagedPod', () => {
 
   it('drops a terminating app pod (its replacement is the instance) and an app pod naming no LRP', () => {
     const [, running] = pods[0] ?? ['', appPod({})];
-    expect(summarizeManagedPod(withMetadata(running, { deletionTimestamp: T0 }))).toBeUndefined();
+    expect(summarizeManagedPod(withMetadata(running, { deletionTimestamp: T0 }), 4)).toBeUndefined();
     const { [LABEL_VERSION]: _version, ...labels } = running.metadata.labels ?? {};
-    expect(summarizeManagedPod(withMetadata(running, { labels }))).toBeUndefined();
+    expect(summarizeManagedPod(withMetadata(running, { labels }), 4)).toBeUndefined();
   });
 
   it('keeps any other pod, terminating or not, slim for the Job pass', () => {
@@ -122,6 +155,39 @@ describe('summarizeManagedPod', () => {
       labels: { ...running.metadata.labels, [LABEL_SOURCE_TYPE]: 'TASK', 'job-name': 'task-x' },
       deletionTimestamp: T0,
     });
-    expect(summarizeManagedPod(taskPod)).toEqual({ kind: 'job', pod: slimPod(taskPod) });
+    expect(summarizeManagedPod(taskPod, 4)).toEqual({ kind: 'job', pod: slimPod(taskPod), rv: 4 });
+  });
+});
+
+describe('ordinalOf', () => {
+  const owned = (kind: string, name: string, labels: Record<string, string> = {}): Pod => {
+    const p = appPod({ phase: 'Running' });
+    return withMetadata(p, {
+      name,
+      labels: { ...p.metadata.labels, ...labels },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind, name: 'web', uid: 'o1', controller: true }],
+    });
+  };
+  it.each<[string, Pod, number | undefined]>([
+    [
+      'the pod-index label of a StatefulSet pod',
+      owned('StatefulSet', 'web-7', { 'apps.kubernetes.io/pod-index': '3' }),
+      3,
+    ],
+    [
+      "its name's number where the label is not set (before Kubernetes 1.28)",
+      owned('StatefulSet', 'web-12'),
+      12,
+    ],
+    ['nothing for a ReplicaSet pod', owned('ReplicaSet', 'web-6d4cf56db6-x2x7b'), undefined],
+    ['nothing for a pod without an owner', appPod({ phase: 'Running' }), undefined],
+    [
+      'nothing for a label that is not a number',
+      owned('StatefulSet', 'web-x', { 'apps.kubernetes.io/pod-index': 'x' }),
+      undefined,
+    ],
+  ])('%s', (_what, pod, expected) => {
+    expect(ordinalOf(pod)).toBe(expected);
+    expect(appSummary(pod).ordinal).toBe(expected);
   });
 });

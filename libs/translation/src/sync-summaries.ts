@@ -6,13 +6,13 @@
  */
 import { type InstanceState, processGuidOf } from '@opi/domain';
 import { crashReportsFor, reportedCrashesOf } from './crashes.js';
+import { POD_INDEX_LABEL } from './env.js';
 import { podToInstance } from './instances.js';
-import type { Deployment, Pod } from './k8s-objects.js';
+import type { Deployment, Pod, StatefulSet } from './k8s-objects.js';
 import { SOURCE_TYPE_STAGING } from './staging-job.js';
 import { SOURCE_TYPE_TASK } from './task-job.js';
 import {
   ANNOTATION_GENERATION,
-  ANNOTATION_LAST_UPDATED,
   ANNOTATION_PROCESS_GUID,
   LABEL_GUID,
   LABEL_MANAGED_BY,
@@ -22,7 +22,7 @@ import {
   SOURCE_TYPE_APP,
 } from './labels.js';
 import { slimPod } from './slim.js';
-import { lastChangeMs } from './time.js';
+import { type CompactNanos, compactNanos, lastChangeMs, unixSeconds } from './time.js';
 
 function changedAtSeconds(pod: Pod): number | undefined {
   const ms = lastChangeMs(pod);
@@ -40,15 +40,20 @@ export function jobPodKey(pod: Pod): string {
   return `${pod.metadata.namespace ?? ''}/${labels?.['batch.kubernetes.io/job-name'] ?? labels?.['job-name'] ?? ''}`;
 }
 
-/** An LRP's Deployment as the sync compares it with the LRP's record. */
-export interface DeploymentSummary {
+/** What an LRP runs as. A new LRP gets the configured kind; an existing one keeps the kind it has. */
+export type WorkloadKind = 'deployment' | 'statefulset';
+export const WORKLOAD_KINDS: readonly WorkloadKind[] = ['deployment', 'statefulset'];
+
+/** An LRP's workload (a Deployment or a StatefulSet) as the sync compares it with the LRP's record. */
+export interface WorkloadSummary {
+  kind: WorkloadKind;
   processGuid: string;
   name: string;
   namespace: string;
-  /** The generation of the record it was last converged to (annotation), if any. */
-  generation: string | undefined;
-  /** CC's `last_updated` annotation, shown for a stopped LRP still present. */
-  lastUpdated: string | undefined;
+  /** The generation of the record it was last converged to (annotation), if any and a whole number. */
+  generation: number | undefined;
+  /** The resourceVersion it was made from, as the watch holds it (a number when it is one). */
+  rv: number | string;
 }
 
 /** An app pod as one instance of its LRP; its index is assigned once all the LRP's pods are known. */
@@ -56,30 +61,35 @@ export interface AppPodSummary {
   kind: 'app';
   processGuid: string;
   name: string;
-  creationTimestamp: string | undefined;
+  /** Creation, Unix seconds. */
+  createdS: number | undefined;
   state: InstanceState;
-  /** Unix nanoseconds, as the cache keeps them. */
-  sinceNs: string;
+  /** The instance's start (see CompactNanos; 0 when unknown). */
+  since: CompactNanos;
   placementError: string | undefined;
   /** When the pod last changed, by its own timestamps (whole Unix seconds, a small integer to V8). */
   changedAtS: number | undefined;
+  /** A StatefulSet pod's ordinal, its index (see ordinalOf); undefined for a Deployment's pod. */
+  ordinal: number | undefined;
   /**
    * The pod itself (slim) only while it has crashes CC has not been told of: their reports carry the
    * instance index, known only once all its LRP's pods are. Rare, so kept whole.
    */
   unreported: Pod | undefined;
+  rv: number | string;
 }
 
 /** A task or staging pod, kept slim for the Job pass (there are few). */
 export interface JobPodSummary {
   kind: 'job';
   pod: Pod;
+  rv: number | string;
 }
 
 export type ManagedPodSummary = AppPodSummary | JobPodSummary;
 
 /** The process guid of an LRP object: its annotation, else its guid and version labels. */
-export function processGuidOfObject(o: Deployment | Pod): string | undefined {
+export function processGuidOfObject(o: Deployment | StatefulSet | Pod): string | undefined {
   const a = o.metadata.annotations?.[ANNOTATION_PROCESS_GUID];
   if (a) return a;
   const g = o.metadata.labels?.[LABEL_GUID];
@@ -87,17 +97,27 @@ export function processGuidOfObject(o: Deployment | Pod): string | undefined {
   return g && v ? processGuidOf(g, v) : undefined;
 }
 
-/** Undefined for a Deployment that names no LRP (nothing the sync could do with it). */
-export function summarizeDeployment(d: Deployment): DeploymentSummary | undefined {
+function generationOf(annotation: string | undefined): number | undefined {
+  const n = annotation !== undefined && /^\d+$/.test(annotation) ? Number(annotation) : NaN;
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** Undefined for a workload that names no LRP (nothing the sync could do with it). */
+export function summarizeWorkload(
+  kind: WorkloadKind,
+  d: Deployment | StatefulSet,
+  rv: number | string,
+): WorkloadSummary | undefined {
   const processGuid = processGuidOfObject(d);
   if (!processGuid) return undefined;
   const a = d.metadata.annotations;
   return {
+    kind,
     processGuid,
     name: d.metadata.name,
     namespace: d.metadata.namespace ?? '',
-    generation: a?.[ANNOTATION_GENERATION],
-    lastUpdated: a?.[ANNOTATION_LAST_UPDATED],
+    generation: generationOf(a?.[ANNOTATION_GENERATION]),
+    rv,
   };
 }
 
@@ -105,8 +125,9 @@ export function summarizeDeployment(d: Deployment): DeploymentSummary | undefine
  * App pods become instances; a terminating one is no longer an instance (its replacement is) and an app
  * pod naming no LRP is nothing, both undefined. Every other pod is a Job's.
  */
-export function summarizeManagedPod(pod: Pod): ManagedPodSummary | undefined {
-  if (pod.metadata.labels?.[LABEL_SOURCE_TYPE] !== SOURCE_TYPE_APP) return { kind: 'job', pod: slimPod(pod) };
+export function summarizeManagedPod(pod: Pod, rv: number | string): ManagedPodSummary | undefined {
+  if (pod.metadata.labels?.[LABEL_SOURCE_TYPE] !== SOURCE_TYPE_APP)
+    return { kind: 'job', pod: slimPod(pod), rv };
   const processGuid = processGuidOfObject(pod);
   if (!processGuid || pod.metadata.deletionTimestamp) return undefined;
   const info = podToInstance(pod, 0);
@@ -115,11 +136,25 @@ export function summarizeManagedPod(pod: Pod): ManagedPodSummary | undefined {
     kind: 'app',
     processGuid,
     name: pod.metadata.name,
-    creationTimestamp: pod.metadata.creationTimestamp ?? undefined,
+    createdS: unixSeconds(pod.metadata.creationTimestamp),
     state: info.state,
-    sinceNs: info.sinceNs.toString(),
+    since: compactNanos(info.sinceNs),
     placementError: info.placementError,
     changedAtS: changedAtSeconds(pod),
+    ordinal: ordinalOf(pod),
     unreported: pending ? slimPod(pod) : undefined,
+    rv,
   };
+}
+
+/**
+ * A StatefulSet pod's ordinal: its `apps.kubernetes.io/pod-index` label (Kubernetes ≥ 1.28), else the
+ * number its name ends in (`<statefulset>-<ordinal>`, on every version). Undefined for other pods.
+ */
+export function ordinalOf(pod: Pod): number | undefined {
+  if (!pod.metadata.ownerReferences?.some((r) => r.kind === 'StatefulSet' && r.controller === true))
+    return undefined;
+  const text = pod.metadata.labels?.[POD_INDEX_LABEL] ?? /-(\d+)$/.exec(pod.metadata.name)?.[1];
+  const n = text !== undefined && /^\d{1,9}$/.test(text) ? Number(text) : NaN;
+  return Number.isSafeInteger(n) ? n : undefined;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { unixNanos, unixSeconds } from './time.js';
+import { compactNanos, nanosString, unixNanos, unixSeconds } from './time.js';
 
 describe('unixNanos / unixSeconds', () => {
   it.each<[string | null | undefined, bigint | undefined, number | undefined]>([
@@ -16,5 +16,17 @@ describe('unixNanos / unixSeconds', () => {
   ])('%j → %s ns, %s s', (time, ns, s) => {
     expect(unixNanos(time)).toBe(ns);
     expect(unixSeconds(time)).toBe(s);
+  });
+});
+
+describe('compactNanos / nanosString', () => {
+  it.each<[bigint, number | string, string]>([
+    [1589212345_000_000_000n, 1589212345, '1589212345000000000'],
+    [0n, 0, '0'],
+    [1589212345_123_456_789n, '1589212345123456789', '1589212345123456789'],
+    [4102444800_000_000_000n, 4102444800, '4102444800000000000'],
+  ])('%s ns', (ns, compact, string) => {
+    expect(compactNanos(ns)).toBe(compact);
+    expect(nanosString(compactNanos(ns))).toBe(string);
   });
 });

@@ -13,6 +13,22 @@ export function unixNanos(time: string | null | undefined): bigint | undefined {
   return BigInt(ms / 1000) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0'));
 }
 
+/**
+ * Unix nanoseconds held compactly: whole seconds (every metav1.Time, so nearly every time a pod carries)
+ * as a number, a small integer to V8, and anything finer as the decimal string of its nanoseconds. At
+ * 120,000 pods a 19-digit string each was 5 MB.
+ */
+export type CompactNanos = number | string;
+
+export function compactNanos(ns: bigint): CompactNanos {
+  return ns % 1_000_000_000n === 0n ? Number(ns / 1_000_000_000n) : ns.toString();
+}
+
+/** The decimal string of nanoseconds CC reads. */
+export function nanosString(t: CompactNanos): string {
+  return typeof t === 'number' ? (BigInt(t) * 1_000_000_000n).toString() : t;
+}
+
 /** Unix seconds of an RFC 3339 time (fraction dropped), or undefined when it is not one. */
 export function unixSeconds(time: string | null | undefined): number | undefined {
   const ns = unixNanos(time);

@@ -137,6 +137,7 @@ class Term {
         writer: o.writer,
         logger: o.logger,
         namespace: o.deps.syncNamespace,
+        homeNamespace: o.leaseNamespace,
         reportCrashes: o.deps.ccInternalUrl ? o.deps.producer : undefined,
         onJob: async (job, pods) => {
           await onJobChanged(o.deps, job, pods);
@@ -242,10 +243,11 @@ class Term {
       }
       await this.o.writer.writeWatchStatus(this.token, records);
       if (healthy) {
-        const { deployments, pods } = this.cache.counts();
+        const { deployments, statefulsets, pods } = this.cache.counts();
         await this.o.writer.writeMeta(this.token, {
           syncedAt: String(now),
           deployments: String(deployments),
+          statefulsets: String(statefulsets),
           pods: String(pods),
         });
       }

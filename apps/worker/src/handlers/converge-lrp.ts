@@ -1,23 +1,25 @@
 /**
  * converge-lrp: makes the cluster match the LRP's latest record. Desired → the registry Secret, the
- * Deployment and the PodDisruptionBudget exist with our spec; stopped → its Deployments are gone (their
- * Secret, PDB, ReplicaSets and pods follow through ownerReferences). Safe to run twice, late, or after
- * a newer request: it never acts on the payload, only on the record it reads now.
+ * workload (a Deployment, or a StatefulSet in that mode) and the PodDisruptionBudget exist with our spec;
+ * stopped → its workloads of either kind are gone (their Secret, PDB, ReplicaSets and pods follow through
+ * ownerReferences). Safe to run twice, late, or after a newer request: it never acts on the payload, only
+ * on the record it reads now. A StatefulSet it replaced gets its rollout watched (settle-rollout.ts).
  */
-import { AlreadyExistsError, ConflictError, type KubernetesPort } from '@opi/kube';
+import { AlreadyExistsError, ConflictError, type KubernetesPort, type Stored } from '@opi/kube';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
 import {
   ANNOTATION_GENERATION,
-  type Deployment,
   lrpSelectorString,
-  lrpToDeployment,
   ownedBy,
   pdbFor,
   registrySecret,
   registrySecretName,
   workloadName,
+  type WorkloadKind,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
+import { rolloutCheckDelayMs } from './settle-rollout.js';
+import { OTHER_KIND, type Workload, workloadVerbs } from './workload-verbs.js';
 
 /** Runs of one converge when writes meet Conflicts (another converge of the same LRP wrote in between). */
 const CONFLICT_ATTEMPTS = 3;
@@ -54,15 +56,17 @@ async function convergeOnce(deps: HandlerDeps, processGuid: string, fresh: boole
 }
 
 async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stopped' }>): Promise<string> {
-  const found = await deps.kube.listDeployments(
-    record.namespace,
-    lrpSelectorString(record.guid, record.version),
-  );
-  for (const d of found.items) {
-    await deps.kube.deleteDeployment(d.metadata.namespace ?? record.namespace ?? '', d.metadata.name);
+  const selector = lrpSelectorString(record.guid, record.version);
+  const deleted: Record<WorkloadKind, number> = { deployment: 0, statefulset: 0 };
+  for (const kind of ['deployment', 'statefulset'] as const) {
+    const v = workloadVerbs(deps.kube, kind);
+    for (const w of (await v.list(record.namespace, selector)).items) {
+      await v.remove(w.metadata.namespace ?? record.namespace ?? '', w.metadata.name);
+      deleted[kind]++;
+    }
   }
-  // The pull secret is created before the Deployment (and owned by it only afterwards): if the
-  // Deployment never came to be, nothing would collect it, and it holds credentials.
+  // The pull secret is created before the workload (and owned by it only afterwards): if the workload
+  // never came to be, nothing would collect it, and it holds credentials.
   if (record.namespace && record.appName !== undefined) {
     const names = {
       appName: record.appName,
@@ -72,7 +76,8 @@ async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stop
     await deps.kube.deleteSecret(record.namespace, registrySecretName(names));
   }
   await deps.store.confirmStopped(record.processGuid, record.generation);
-  return `stopped: ${found.items.length} deployment(s) deleted`;
+  const sts = deleted.statefulset > 0 ? `, ${deleted.statefulset} statefulset(s)` : '';
+  return `stopped: ${deleted.deployment} deployment(s)${sts} deleted`;
 }
 
 async function apply(
@@ -84,59 +89,88 @@ async function apply(
   const { kube } = deps;
   const ns = lrp.namespace;
   const name = workloadName(lrp);
-  const desired = lrpToDeployment(lrp, { runAsNonRoot: deps.runAsNonRoot });
+
+  // The pull secret first, so the first pods can pull; owned by the workload once it exists.
+  const secret = registrySecret(lrp);
+  if (secret) await upsertSecret(kube, ns, secret.metadata.name, secret);
+
+  // The configured kind first; an LRP that already runs as the other kind (made before the mode changed)
+  // keeps it: a workload is never converted in place. A fresh desire reads nothing (the hint says no
+  // workload can exist yet).
+  let v = workloadVerbs(kube, deps.workloadKind ?? 'deployment');
+  let workload = fresh ? undefined : await v.get(ns, name);
+  if (!workload && !fresh) {
+    const other = workloadVerbs(kube, OTHER_KIND[v.kind]);
+    const found = await other.get(ns, name);
+    if (found) [v, workload] = [other, found];
+  }
+  const desired = v.build(lrp, deps);
   desired.metadata.annotations = {
     ...desired.metadata.annotations,
     [ANNOTATION_GENERATION]: String(generation),
   };
-
-  // The pull secret first, so the first pods can pull; owned by the Deployment once it exists.
-  const secret = registrySecret(lrp);
-  if (secret) await upsertSecret(kube, ns, secret.metadata.name, secret);
-
-  let deployment = fresh ? undefined : await kube.getDeployment(ns, name);
   let action = 'unchanged';
-  if (!deployment) {
+  if (!workload) {
     try {
-      deployment = await kube.createDeployment(ns, desired);
+      workload = await v.create(ns, desired);
       action = 'created';
     } catch (err) {
       if (!(err instanceof AlreadyExistsError)) throw err;
-      deployment = await kube.getDeployment(ns, name);
-      if (!deployment) throw err;
+      workload = await v.get(ns, name);
+      if (!workload) throw err;
     }
   }
-  if (action !== 'created' && !sameGeneration(deployment, generation)) {
+  if (action !== 'created' && !sameGeneration(workload, generation)) {
     // Replace with the read resourceVersion: a concurrent change is a Conflict, retried with a fresh read.
-    deployment = await kube.replaceDeployment(ns, {
+    workload = await v.replace(ns, {
       ...desired,
-      metadata: { ...desired.metadata, resourceVersion: deployment.metadata.resourceVersion },
+      metadata: { ...desired.metadata, resourceVersion: workload.metadata.resourceVersion },
     });
     action = 'updated';
+    // A StatefulSet's rollout is watched so that crash-looping old pods cannot hold it up.
+    if (v.kind === 'statefulset') {
+      await deps.producer.settleRollout(
+        { processGuid: lrp.processGuid, generation, check: 0 },
+        rolloutCheckDelayMs(0),
+      );
+    }
   }
 
   if (secret) {
     const current = await kube.getSecret(ns, secret.metadata.name);
-    if (current && !current.metadata.ownerReferences?.some((r) => r.uid === deployment.metadata.uid)) {
+    if (current && !current.metadata.ownerReferences?.some((r) => r.uid === workload.metadata.uid)) {
       await kube.replaceSecret(ns, {
-        ...ownedBy(secret, deployment),
+        ...ownedBy(secret, workload),
         metadata: {
-          ...ownedBy(secret, deployment).metadata,
+          ...ownedBy(secret, workload).metadata,
           resourceVersion: current.metadata.resourceVersion,
         },
       });
     }
   } else if (!(fresh && action === 'created')) {
-    // Whatever the action: a retry after a failed delete finds the Deployment already up to date. Only a
-    // Deployment just created for a fresh desire skips it: a Secret of an earlier generation was owned
-    // by an earlier Deployment (collected with it) or deleted by the stop in between. (One created just
+    // Whatever the action: a retry after a failed delete finds the workload already up to date. Only a
+    // workload just created for a fresh desire skips it: a Secret of an earlier generation was owned
+    // by an earlier workload (collected with it) or deleted by the stop in between. (One created just
     // before a worker died, never owned, stays until the stop; it holds this app's own credentials.)
     await kube.deleteSecret(ns, registrySecretName(lrp));
   }
 
+  // Clusters before 1.21 have no policy/v1: their LRPs get none (the worker warned at start).
+  if (deps.pdbs !== false) await convergePdb(kube, lrp, workload, action);
+  return `${action} ${v.kind} ${ns}/${name} (generation ${generation})`;
+}
+
+/** The PDB an LRP of more than one instance has, owned by its workload; none for one instance. */
+async function convergePdb(
+  kube: KubernetesPort,
+  lrp: DesiredLrp,
+  workload: Stored<Workload>,
+  action: string,
+): Promise<void> {
+  const ns = lrp.namespace;
   const pdb = pdbFor(lrp);
   if (pdb) {
-    const owned = ownedBy(pdb, deployment);
+    const owned = ownedBy(pdb, workload);
     const current = await kube.getPodDisruptionBudget(ns, pdb.metadata.name);
     if (!current) {
       try {
@@ -146,14 +180,13 @@ async function apply(
       }
     }
   } else if (action !== 'created') {
-    // Likewise: not only after a change, or a retry would leave the PDB of a scale-down behind. A PDB is
-    // only ever created owned by a Deployment, so none but a doomed one can exist next to a new one.
-    await kube.deletePodDisruptionBudget(ns, name);
+    // Whatever the action (as for the Secret), or a retry would leave the PDB of a scale-down behind. A PDB is
+    // only ever created owned by a workload, so none but a doomed one can exist next to a new one.
+    await kube.deletePodDisruptionBudget(ns, workloadName(lrp));
   }
-  return `${action} deployment ${ns}/${name} (generation ${generation})`;
 }
 
-function sameGeneration(d: Deployment, generation: number): boolean {
+function sameGeneration(d: Workload, generation: number): boolean {
   return d.metadata.annotations?.[ANNOTATION_GENERATION] === String(generation);
 }
 

@@ -6,6 +6,7 @@
  */
 import { UnrecoverableError } from 'bullmq';
 import { CallbackUrlError } from '@opi/callbacks';
+import type { Job } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
 
 /** Set on a task or staging Job once CC has its result: the sync neither reports it again nor keeps it. */
@@ -94,24 +95,52 @@ export async function reportOnce(
 ): Promise<string> {
   const { kind, job } = report;
   const markRecord = () => retryInPlace(deps, `marking the ${kind} reported`, report.markRecord);
-  if (job) {
-    const current = await retryInPlace(
-      deps,
-      `reading the ${kind}'s Job`,
-      () => deps.kube.getJob(job.namespace, job.name),
-      READ_TRIES,
-    );
-    if (current?.metadata.annotations?.[REPORTED_ANNOTATION]) {
-      await markRecord();
-      return 'already reported (its Job says so)';
-    }
+  if (job && marked(await readJob(deps, kind, job))) {
+    await markRecord();
+    return 'already reported (its Job says so)';
   }
   const result = await report.post();
   const marks = [markRecord()];
-  if (job)
-    marks.push(retryInPlace(deps, `marking the ${kind} Job reported`, () => markJobReported(deps, job)));
+  if (job) marks.push(markJob(deps, kind, job));
   // Both run to their end: one failing must not cut the other's retries short.
   const failed = (await Promise.allSettled(marks)).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
   return result;
+}
+
+/**
+ * A report found already told by its record: its Job gets the mark too if it lacks it. A worker killed
+ * after marking the record but before marking the Job leaves that gap, and a Redis flush inside it would
+ * make the Job look unreported; the job's retry after the kill closes it here instead of waiting for the
+ * sync.
+ */
+export async function alreadyReported(
+  deps: HandlerDeps,
+  kind: string,
+  job: JobRef | undefined,
+): Promise<string> {
+  if (!job) return 'already reported';
+  const current = await readJob(deps, kind, job);
+  if (!current || marked(current)) return 'already reported';
+  await markJob(deps, kind, job);
+  return 'already reported (its Job marked now)';
+}
+
+/** The report's Job as it is now, read again in place through a cluster's blips (READ_TRIES). */
+function readJob(deps: HandlerDeps, kind: string, job: JobRef): Promise<Job | undefined> {
+  return retryInPlace(
+    deps,
+    `reading the ${kind}'s Job`,
+    () => deps.kube.getJob(job.namespace, job.name),
+    READ_TRIES,
+  );
+}
+
+/** Marks the Job reported, retried in place: CC already has the report. */
+function markJob(deps: HandlerDeps, kind: string, job: JobRef): Promise<void> {
+  return retryInPlace(deps, `marking the ${kind} Job reported`, () => markJobReported(deps, job));
+}
+
+function marked(job: Job | undefined): boolean {
+  return Boolean(job?.metadata.annotations?.[REPORTED_ANNOTATION]);
 }

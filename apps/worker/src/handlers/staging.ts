@@ -8,7 +8,7 @@ import { stagingCompletedBody } from '@opi/callbacks';
 import { RegistryError, executionMetadata, fetchImageConfig } from '@opi/registry';
 import { stagingJobName, stagingToJob } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-import { postToCc, reportOnce } from './report.js';
+import { alreadyReported, postToCc, reportOnce } from './report.js';
 import { createJobOnce } from './tasks.js';
 
 export async function stage(deps: HandlerDeps, stagingGuid: string): Promise<string> {
@@ -56,16 +56,18 @@ export async function stage(deps: HandlerDeps, stagingGuid: string): Promise<str
 export async function reportStaging(deps: HandlerDeps, stagingGuid: string): Promise<string> {
   const rec = await deps.tasks.getStaging(stagingGuid);
   if (!rec) return 'no record';
-  if (rec.reported) return 'already reported';
+  const { staging } = rec;
+  // Docker staging ran nothing in the cluster: its record is the only place to remember the report.
+  const job =
+    staging.lifecycle.type === 'buildpack'
+      ? { namespace: staging.namespace, name: stagingJobName(stagingGuid) }
+      : undefined;
+  if (rec.reported) return alreadyReported(deps, 'staging', job);
   if (!rec.outcome) return 'not finished';
-  const { outcome, staging } = rec;
+  const { outcome } = rec;
   const result = await reportOnce(deps, {
     kind: 'staging',
-    // Docker staging ran nothing in the cluster: its record is the only place to remember the report.
-    job:
-      staging.lifecycle.type === 'buildpack'
-        ? { namespace: staging.namespace, name: stagingJobName(stagingGuid) }
-        : undefined,
+    job,
     post: () => postToCc(deps, staging.completionCallback, stagingCompletedBody(outcome), { stagingGuid }),
     markRecord: () => deps.tasks.markStagingReported(stagingGuid),
   });

@@ -1,11 +1,13 @@
 /**
  * sync-cluster: the safety net, run rarely (OPI_RESYNC_INTERVAL_MS) and after Redis lost its data, by the
  * cache writer only, from the watched state (no listing):
- *  1. Takes the watched Deployments, then reads the records a chunk at a time. A Deployment with no
- *     record is read again from the cluster before it is rebuilt: one deleted meanwhile is not.
+ *  1. Takes the watched workloads (Deployments and StatefulSets), then reads the records a chunk at a
+ *     time. A workload with no record is read again from the cluster before it is rebuilt: one deleted
+ *     meanwhile is not.
  *  2. Writes the instances cache whole again from the view (repairs a lost or failed write).
  *  3. Reconciles: desired but missing or behind → converge; stopped but present → converge (delete);
- *     present with no record at all (Redis lost it) → rebuilt from the Deployment's annotations.
+ *     present with no record at all (Redis lost it) → rebuilt from the workload's annotations; an LRP
+ *     with a workload of each kind (see keepOlder) → the newer deleted, then converge.
  *  4. Tasks and staging (sync-jobs.ts): reported Jobs deleted after their time, lost runs enqueued again.
  * Only one sync runs at a time (a lock in Redis).
  */
@@ -13,20 +15,24 @@
 import { randomUUID } from 'node:crypto';
 import { schedulingInfoJson } from '@opi/contract';
 import type { RecordState } from '@opi/state';
-import { type DeploymentSummary, lrpFromDeployment } from '@opi/translation';
+import { type WorkloadKind, type WorkloadSummary, lrpFromWorkload } from '@opi/translation';
 import type { ClusterView } from '../cache/cluster-cache.js';
 import type { HandlerDeps } from '../deps.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
+import { workloadVerbs } from './workload-verbs.js';
 
 /** A whole rewrite this recent makes the sync's own unnecessary. */
 const REWRITTEN_RECENTLY_MS = 60_000;
 
 export interface SyncReport {
-  deployments: number;
+  /** Workloads of either kind. */
+  workloads: number;
   /** App pods in the cache it wrote. */
   pods: number;
   converging: number;
   adopted: number;
+  /** Second workloads of an LRP deleted (see keepOlder). */
+  twinsDeleted: number;
   jobs: JobSyncReport;
   durationMs: number;
 }
@@ -48,10 +54,17 @@ export async function syncCluster(
 async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncReport> {
   const started = Date.now();
   const { store, kube } = deps;
-  // The watched Deployments by LRP; each record takes its own out, so what is left has none.
-  const byGuid = new Map<string, DeploymentSummary>();
-  for (const d of view.deployments()) byGuid.set(d.processGuid, d);
-  const deploymentCount = byGuid.size;
+  // The watched workloads by LRP; each record marks its own seen (null), so what is left has none. A
+  // record read twice (see recordStates) finds null and is skipped.
+  const byGuid = new Map<string, WorkloadSummary | null>();
+  const twins: [WorkloadSummary, WorkloadSummary][] = [];
+  let workloadCount = 0;
+  for (const w of view.workloads()) {
+    workloadCount++;
+    const had = byGuid.get(w.processGuid);
+    if (had) twins.push([had, w]);
+    else byGuid.set(w.processGuid, w);
+  }
   // The cache is kept by the watch; writing it whole again repairs what a Redis restart lost of it
   // (not again right after the takeover's first write).
   const { pods } = await view.rewriteInstances({ unlessWithinMs: REWRITTEN_RECENTLY_MS });
@@ -64,6 +77,14 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
     deps.logger.debug({ processGuid, why }, 'sync converges');
     await deps.producer.convergeLrp({ processGuid }, runId);
   };
+  let twinsDeleted = 0;
+  for (const [a, b] of twins) {
+    const kept = await keepOlder(deps, a, b);
+    if (!kept) continue;
+    twinsDeleted++;
+    byGuid.set(a.processGuid, kept);
+    await converge(a.processGuid, 'had a workload of each kind');
+  }
   const showExisting = new Map<string, string>();
   const drop: string[] = [];
   // A chunk of records at a time: at 100,000 LRPs the records, held all at once, were the sync's peak.
@@ -71,26 +92,28 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
     for (const rec of chunk) {
       const pg = rec.processGuid;
       const d = byGuid.get(pg);
-      byGuid.delete(pg);
+      if (d === null) continue;
+      if (d) byGuid.set(pg, null);
       if (rec.state === 'desired') {
         if (!d) await converge(pg, 'missing from the cluster');
-        else if (d.generation !== String(rec.generation)) await converge(pg, 'behind');
+        else if (d.generation !== rec.generation) await converge(pg, 'behind');
       } else if (d) {
         await converge(pg, 'stopped but present');
-        showExisting.set(pg, schedEntryOf(rec, d));
+        showExisting.set(pg, schedEntryOf(rec));
       } else {
         drop.push(pg);
       }
     }
   }
   for (const [pg, listed] of byGuid) {
+    if (!listed) continue;
     // Most often one desired since the view was read: its record exists now.
     if (await store.get(pg)) continue;
-    const d = await kube.getDeployment(listed.namespace, listed.name);
+    const d = await workloadVerbs(kube, listed.kind).get(listed.namespace, listed.name);
     if (!d) continue;
     const secretName = d.spec?.template.spec?.imagePullSecrets?.[0]?.name;
     const secret = secretName ? await kube.getSecret(d.metadata.namespace ?? '', secretName) : undefined;
-    const lrp = lrpFromDeployment(d, secret);
+    const lrp = lrpFromWorkload(d, secret);
     if (lrp && (await store.adopt(lrp))) {
       adopted++;
       deps.logger.info({ processGuid: pg }, 'desired state rebuilt from the cluster');
@@ -100,10 +123,11 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
   await store.showExisting(showExisting, drop);
   const jobs = await syncJobs(deps, view);
   const report = {
-    deployments: deploymentCount,
+    workloads: workloadCount,
     pods,
     converging,
     adopted,
+    twinsDeleted,
     jobs,
     durationMs: Date.now() - started,
   };
@@ -111,7 +135,40 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
   return report;
 }
 
+/**
+ * An LRP runs as one workload; it can have one of each kind only when a desire after a Redis flush made
+ * the configured kind fresh (without reading) while the other kind, made before the mode changed, still
+ * ran. The older is kept (it has the running instances; an LRP is never converted in place) and the newer
+ * deleted. Both are read again first: one already gone settles it. Returns the summary kept, or
+ * undefined when nothing was deleted.
+ */
+async function keepOlder(
+  deps: HandlerDeps,
+  a: WorkloadSummary,
+  b: WorkloadSummary,
+): Promise<WorkloadSummary | undefined> {
+  const read = async (s: WorkloadSummary) => ({
+    s,
+    o: await workloadVerbs(deps.kube, s.kind).get(s.namespace, s.name),
+  });
+  const [x, y] = [await read(a), await read(b)];
+  if (!x.o || !y.o) return undefined;
+  const created = (o: NonNullable<typeof x.o>): string => o.metadata.creationTimestamp ?? '';
+  const configured: WorkloadKind = deps.workloadKind ?? 'deployment';
+  // Same second: the configured kind stays (what a new LRP gets).
+  const [keep, drop] =
+    created(x.o) < created(y.o) || (created(x.o) === created(y.o) && x.s.kind === configured)
+      ? [x, y]
+      : [y, x];
+  await workloadVerbs(deps.kube, drop.s.kind).remove(drop.s.namespace, drop.s.name);
+  deps.logger.warn(
+    { processGuid: a.processGuid, kept: keep.s.kind, deleted: drop.s.kind },
+    'an LRP had a workload of each kind: the newer deleted',
+  );
+  return keep.s;
+}
+
 /** A stopped LRP whose Deployment still exists stays in GET /apps, so CC sees it until it is gone. */
-function schedEntryOf(rec: Extract<RecordState, { state: 'stopped' }>, d: DeploymentSummary): string {
-  return schedulingInfoJson(rec.processGuid, rec.guid, rec.version, d.lastUpdated ?? '');
+function schedEntryOf(rec: Extract<RecordState, { state: 'stopped' }>): string {
+  return schedulingInfoJson(rec.processGuid, rec.guid, rec.version, rec.annotation ?? '');
 }

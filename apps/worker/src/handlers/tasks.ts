@@ -8,13 +8,14 @@ import { taskCompletedBody } from '@opi/callbacks';
 import {
   type Job,
   type Secret,
+  ownedBy,
   taskJobName,
   taskRegistrySecret,
   taskRegistrySecretName,
   taskToJob,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
-import { postToCc, reportOnce } from './report.js';
+import { alreadyReported, postToCc, reportOnce } from './report.js';
 
 /** Makes a Secret owned by a Job, so deleting the Job (or its TTL) takes the credentials along. */
 export async function ownSecretByJob(
@@ -27,22 +28,7 @@ export async function ownSecretByJob(
   if (!uid) return;
   const current = await kube.getSecret(namespace, secret.metadata.name);
   if (!current || current.metadata.ownerReferences?.some((r) => r.uid === uid)) return;
-  await kube.replaceSecret(namespace, {
-    ...current,
-    metadata: {
-      ...current.metadata,
-      ownerReferences: [
-        {
-          apiVersion: 'batch/v1',
-          kind: 'Job',
-          name: job.metadata.name,
-          uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
-  });
+  await kube.replaceSecret(namespace, ownedBy(current, job));
 }
 
 export async function createJobOnce(kube: KubernetesPort, namespace: string, job: Job): Promise<Job> {
@@ -87,12 +73,13 @@ export async function cancelTask(deps: HandlerDeps, taskGuid: string): Promise<s
 export async function reportTask(deps: HandlerDeps, taskGuid: string): Promise<string> {
   const rec = await deps.tasks.getTask(taskGuid);
   if (!rec) return 'no record';
-  if (rec.reported) return 'already reported';
+  const job = { namespace: rec.task.namespace, name: taskJobName(taskGuid) };
+  if (rec.reported) return alreadyReported(deps, 'task', job);
   if (!rec.outcome) return 'not finished';
   const { outcome } = rec;
   const result = await reportOnce(deps, {
     kind: 'task',
-    job: { namespace: rec.task.namespace, name: taskJobName(taskGuid) },
+    job,
     post: () =>
       postToCc(deps, rec.task.completionCallback, taskCompletedBody(taskGuid, outcome), { taskGuid }),
     markRecord: () => deps.tasks.markTaskReported(taskGuid),

@@ -12,7 +12,7 @@ import type { Context } from './context.js';
 import type { EventType } from './events.js';
 import type { Nodes } from './nodes.js';
 import type { ContainerStateTerminated } from './pods.js';
-import { isTerminal, key, podSpec, splitKey, timestamp } from './pods.js';
+import { isTerminal, key, podSpec, resolvedEnv, splitKey, timestamp } from './pods.js';
 import { WorkQueue } from './queue.js';
 import {
   type ContainerRun,
@@ -191,8 +191,10 @@ export class Kubelet {
     c.containerID = id;
     if (!c.imageID) c.imageID = imageIdOf(c.image);
     if (c.logs !== undefined) c.previousLogs = c.logs;
+    const pod = c.sim.printEnv ? this.ctx.store.get(this.ctx.types.pods, run.namespace, run.name) : undefined;
     c.logs = [
       `kubesim: starting container ${c.name} (image ${c.spec.image}, attempt ${c.restartCount + 1})`,
+      ...(pod ? resolvedEnv(pod, c.spec) : []),
       ...c.sim.log,
     ];
     c.state = { running: { startedAt: timestamp(startedMs) } };
@@ -204,7 +206,7 @@ export class Kubelet {
     const live = () => c.containerID === id && c.state.running !== undefined;
     const { behaviour, runMs, exitCode } = c.sim;
     const longRunning = !c.init || c.sidecar;
-    if (longRunning && behaviour !== 'never-ready') {
+    if (longRunning && behaviour !== 'never-ready' && !c.sim.crashOnStart) {
       this.after(run, this.ctx.jittered(b.readyDelayMs), 'ready', () => {
         if (!live()) return;
         c.ready = true;

@@ -1,12 +1,13 @@
 /** The pod shapes the controllers read and write, and small predicates over them shared by all controllers. */
-import { PULL_ERROR_IMAGE_PREFIX, SIM_ENV } from '../behaviour.js';
+import { CRASH_IMAGE_PREFIX, PULL_ERROR_IMAGE_PREFIX, SIM_ENV } from '../behaviour.js';
+import { POD_FIELDS } from '../resources.js';
 import type { KubeObject, OwnerReference } from '../types.js';
 import { parseQuantity } from './quantity.js';
 
 export interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: unknown;
+  valueFrom?: { fieldRef?: { fieldPath?: string } } & Record<string, unknown>;
 }
 
 export interface Container {
@@ -166,7 +167,7 @@ export function podRequests(spec: PodSpec): { cpu: number; memory: number } {
 
 export type SimBehaviour = 'crash' | 'oom' | 'fail' | 'never-ready' | undefined;
 
-/** What a container's environment and image ask of the simulated kubelet (SIM_ENV, PULL_ERROR_IMAGE_PREFIX). */
+/** What a container's environment and image ask of the simulated kubelet (SIM_ENV, the image prefixes). */
 export interface SimConfig {
   behaviour: SimBehaviour;
   exitCode: number | undefined;
@@ -174,6 +175,9 @@ export interface SimConfig {
   terminationMessage: string | undefined;
   log: string[];
   pullError: boolean;
+  printEnv: boolean;
+  /** A crash image (CRASH_IMAGE_PREFIX): the app dies while starting, never ready. */
+  crashOnStart: boolean;
 }
 
 export function simConfig(c: Container): SimConfig {
@@ -183,8 +187,15 @@ export function simConfig(c: Container): SimConfig {
     if (e && typeof e.name === 'string' && typeof e.value === 'string') env.set(e.name, e.value);
   }
   const raw = env.get(SIM_ENV.behaviour)?.trim().toLowerCase();
+  const image = typeof c.image === 'string' ? c.image : '';
+  const lastSegment = image.slice(image.lastIndexOf('/') + 1);
+  const crashOnStart = raw === undefined && lastSegment.startsWith(CRASH_IMAGE_PREFIX);
   const behaviour: SimBehaviour =
-    raw === 'crash' || raw === 'oom' || raw === 'fail' || raw === 'never-ready' ? raw : undefined;
+    raw === 'crash' || raw === 'oom' || raw === 'fail' || raw === 'never-ready'
+      ? raw
+      : crashOnStart
+        ? 'crash'
+        : undefined;
   const int = (v: string | undefined): number | undefined => {
     if (v === undefined || v.trim() === '') return undefined;
     const n = Number(v);
@@ -192,8 +203,6 @@ export function simConfig(c: Container): SimConfig {
   };
   const runMs = int(env.get(SIM_ENV.runMs));
   const log = env.get(SIM_ENV.log);
-  const image = typeof c.image === 'string' ? c.image : '';
-  const lastSegment = image.slice(image.lastIndexOf('/') + 1);
   return {
     behaviour,
     exitCode: int(env.get(SIM_ENV.exitCode)),
@@ -201,7 +210,33 @@ export function simConfig(c: Container): SimConfig {
     terminationMessage: env.get(SIM_ENV.terminationMessage),
     log: log === undefined || log === '' ? [] : log.split('\n'),
     pullError: lastSegment.startsWith(PULL_ERROR_IMAGE_PREFIX),
+    printEnv: env.get(SIM_ENV.printEnv)?.trim() === '1',
+    crashOnStart,
   };
+}
+
+/** The spec and status fields the downward API offers a container's environment. */
+const DOWNWARD_FIELDS = new Set(['spec.nodeName', 'spec.serviceAccountName', 'status.podIP']);
+
+/** A downward-API field path resolved from the pod, as the kubelet does when it starts a container. */
+export function fieldOf(pod: KubeObject, fieldPath: string): string | undefined {
+  const meta = pod.metadata as KubeObject['metadata'] & { annotations?: Record<string, string> };
+  const keyed = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
+  if (keyed) return (keyed[1] === 'labels' ? meta.labels : meta.annotations)?.[keyed[2] ?? ''] ?? '';
+  if (fieldPath === 'metadata.name') return meta.name;
+  if (fieldPath === 'metadata.namespace') return meta.namespace;
+  if (fieldPath === 'metadata.uid') return meta.uid;
+  return DOWNWARD_FIELDS.has(fieldPath) ? POD_FIELDS[fieldPath]?.(pod) : undefined;
+}
+
+/** The container's environment as `NAME=value` lines (SIM_ENV.printEnv). */
+export function resolvedEnv(pod: KubeObject, c: Container): string[] {
+  return (c.env ?? []).map((e) => {
+    if (typeof e.value === 'string' || !e.valueFrom) return `${e.name}=${e.value ?? ''}`;
+    const path = e.valueFrom.fieldRef?.fieldPath;
+    if (path !== undefined) return `${e.name}=${fieldOf(pod, path) ?? ''}`;
+    return `${e.name}=<from ${Object.keys(e.valueFrom).join(', ')}>`;
+  });
 }
 
 /** A controller-owned pod's ownerReference. */

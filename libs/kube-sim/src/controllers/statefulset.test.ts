@@ -170,4 +170,117 @@ describe('StatefulSet controller', () => {
       persistentVolumeClaim: { claimName: 'store-data-0' },
     });
   });
+
+  it("tells each pod's container its ordinal and uid through the downward API (KUBESIM_PRINT_ENV)", async () => {
+    const fieldRef = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { fieldPath } } });
+    createSts('idx', 3, {
+      podManagementPolicy: 'Parallel',
+      template: podTemplate({ app: 'idx' }, [
+        container({
+          env: [
+            { name: 'KUBESIM_PRINT_ENV', value: '1' },
+            fieldRef('CF_INSTANCE_INDEX', "metadata.labels['apps.kubernetes.io/pod-index']"),
+            fieldRef('CF_INSTANCE_GUID', 'metadata.uid'),
+            fieldRef('MISSING', "metadata.labels['no-such-label']"),
+            { name: 'FROM_SECRET', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } },
+          ],
+        }),
+      ]),
+    });
+    await eventually(() => settled('idx', 3), 'settled');
+    for (const i of [0, 1, 2]) {
+      const uid = h.get('', 'pods', `idx-${i}`)?.metadata.uid ?? '';
+      const log = h.controllers.logs({ namespace: h.namespace, name: `idx-${i}`, previous: false });
+      expect(log).toContain(
+        `CF_INSTANCE_INDEX=${i}\nCF_INSTANCE_GUID=${uid}\nMISSING=\nFROM_SECRET=<from secretKeyRef>\n`,
+      );
+    }
+  });
+});
+
+describe('StatefulSet rolling updates and the MaxUnavailableStatefulSet gate', () => {
+  const setImage = (name: string, image: string): void => {
+    const sts = structuredClone(h.get('apps', 'statefulsets', name)!);
+    (
+      sts['spec'] as { template: { spec: { containers: { image: string }[] } } }
+    ).template.spec.containers[0]!.image = image;
+    h.store.replace(h.type('apps', 'statefulsets'), sts);
+  };
+  const revisions = (name: string): (string | undefined)[] =>
+    h
+      .pods((p) => p.metadata.name.startsWith(`${name}-`))
+      .map((p) => p.metadata.labels?.['controller-revision-hash']);
+  const crashing = (name: string, n: number): boolean =>
+    h
+      .pods((p) => p.metadata.name.startsWith(`${name}-`))
+      .filter((p) => (status(p).containerStatuses?.[0]?.restartCount ?? 0) > 0).length === n;
+  const parallel = (maxUnavailable: number | string) => ({
+    podManagementPolicy: 'Parallel',
+    updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable } },
+  });
+
+  it('gate off (1.30): replaces crash-looping old pods one at a time, so a fixed image rolls out', async () => {
+    createSts('fix', 3, {
+      ...parallel('25%'),
+      template: podTemplate({ app: 'fix' }, [container({ image: 'kubesim-crash:1' })]),
+    });
+    await eventually(() => crashing('fix', 3), 'all three crash-looping');
+    setImage('fix', 'nginx:1.26');
+    const s = await eventually(() => settled('fix', 3), 'rolled out over the crash loop');
+    expect(revisions('fix')).toEqual([s.updateRevision, s.updateRevision, s.updateRevision]);
+  });
+
+  it('gate on: rolls healthy pods up to maxUnavailable at a time', async () => {
+    h.stop();
+    h = startHarness({ maxUnavailableStatefulSet: true });
+    createSts('wide', 4, parallel(2));
+    const before = await eventually(() => settled('wide', 4), 'settled');
+    const seen = h.record();
+    setImage('wide', 'nginx:1.26');
+    const after = await eventually(() => {
+      const s = settled('wide', 4);
+      return s && s.updateRevision !== before.updateRevision ? s : false;
+    }, 'rolled');
+    // Two deletions began before any pod of the new revision was ready: two at a time.
+    const pod = (e: StoreEvent) => (e.resource.plural === 'pods' ? e.object : undefined);
+    const newReady = seen.findIndex((e) => {
+      const p = pod(e);
+      return p && isPodReady(p) && p.metadata.labels?.['controller-revision-hash'] === after.updateRevision;
+    });
+    const deleting = seen
+      .map((e, i) => [pod(e), i] as const)
+      .filter(([p]) => p?.metadata.deletionTimestamp)
+      .map(([p, i]) => [p!.metadata.name, i] as const);
+    const firstDeletes = [...new Map([...deleting].reverse()).entries()].sort(([, x], [, y]) => x - y);
+    expect(
+      firstDeletes
+        .slice(0, 2)
+        .map(([n]) => n)
+        .sort(),
+    ).toEqual(['wide-2', 'wide-3']);
+    expect(firstDeletes.slice(0, 2).every(([, i]) => i < newReady)).toBe(true);
+  });
+
+  it('gate on: never replaces old pods that are not ready, so a fixed image never rolls out (kubernetes#137409)', async () => {
+    h.stop();
+    h = startHarness({ maxUnavailableStatefulSet: true });
+    createSts('stuck', 3, {
+      ...parallel('25%'),
+      template: podTemplate({ app: 'stuck' }, [container({ image: 'kubesim-crash:1' })]),
+    });
+    await eventually(() => crashing('stuck', 3), 'all three crash-looping');
+    const old = revisions('stuck');
+    setImage('stuck', 'nginx:1.26');
+    await eventually(() => {
+      const s = stsStatus('stuck');
+      return s.updateRevision !== undefined && s.updateRevision !== old[0];
+    }, 'the new revision observed');
+    await new Promise((r) => setTimeout(r, 500)); // many syncs and crash restarts later
+    expect(revisions('stuck')).toEqual(old);
+    // Deleting the old pods by hand (what the OPI server's converge does) lets the rollout through.
+    for (const p of h.pods((x) => x.metadata.name.startsWith('stuck-')))
+      h.store.delete(h.type('', 'pods'), h.namespace, p.metadata.name);
+    const s = await eventually(() => settled('stuck', 3), 'rolled out once the old pods were deleted');
+    expect(revisions('stuck')).toEqual([s.updateRevision, s.updateRevision, s.updateRevision]);
+  });
 });

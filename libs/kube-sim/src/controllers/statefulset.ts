@@ -1,8 +1,9 @@
 /**
  * The StatefulSet controller, after upstream's stateful_set_control.go: pods `<sts>-<ordinal>` with stable
  * names (a deleted pod comes back under the same name), OrderedReady or Parallel management, scale-down
- * from the highest ordinal, rolling updates from the highest ordinal down to the partition, revisions as
- * ControllerRevisions, and claims from volumeClaimTemplates.
+ * from the highest ordinal, rolling updates from the highest ordinal down to the partition (one pod at a
+ * time, or up to maxUnavailable with the MaxUnavailableStatefulSet gate, see BehaviourConfig), revisions
+ * as ControllerRevisions, and claims from volumeClaimTemplates.
  */
 import { StatusError } from '../errors.js';
 import type { KubeObject, LabelSelector } from '../types.js';
@@ -40,7 +41,10 @@ interface StatefulSetSpec {
   template?: Template;
   serviceName?: string;
   podManagementPolicy?: 'OrderedReady' | 'Parallel';
-  updateStrategy?: { type?: 'RollingUpdate' | 'OnDelete'; rollingUpdate?: { partition?: number } };
+  updateStrategy?: {
+    type?: 'RollingUpdate' | 'OnDelete';
+    rollingUpdate?: { partition?: number; maxUnavailable?: number | string };
+  };
   revisionHistoryLimit?: number;
   minReadySeconds?: number;
   volumeClaimTemplates?: ClaimTemplate[];
@@ -121,14 +125,36 @@ export class StatefulSetController extends KeyedController {
     }
 
     if (!blocked && rolling) {
-      for (let i = replicas - 1; i >= partition; i--) {
-        const p = byOrdinal.get(i);
-        if (!p) break;
-        if (p.metadata.labels?.[REVISION_LABEL] !== updateName && !p.metadata.deletionTimestamp) {
-          this.deletePod(sts, p);
-          break;
+      const outdated = (p: KubeObject): boolean =>
+        p.metadata.labels?.[REVISION_LABEL] !== updateName && !p.metadata.deletionTimestamp;
+      if (this.ctx.behaviour.maxUnavailableStatefulSet) {
+        // updateStatefulSetAfterInvariantEstablished: every unavailable pod counts against maxUnavailable,
+        // an old-revision one too, so old pods that never become ready block their own replacement.
+        const max = maxUnavailableOf(spec.updateStrategy?.rollingUpdate?.maxUnavailable, replicas);
+        let unavailable = 0;
+        for (let i = 0; i < replicas; i++) {
+          const p = byOrdinal.get(i);
+          if (!p || p.metadata.deletionTimestamp || !isRunningAndReady(p)) unavailable++;
         }
-        if (!isRunningAndReady(p)) break;
+        let budget = max - unavailable;
+        for (let i = replicas - 1; i >= partition && budget > 0; i--) {
+          const p = byOrdinal.get(i);
+          if (p && outdated(p)) {
+            this.deletePod(sts, p);
+            budget--;
+          }
+        }
+      } else {
+        for (let i = replicas - 1; i >= partition; i--) {
+          const p = byOrdinal.get(i);
+          if (!p) break;
+          if (outdated(p)) {
+            this.deletePod(sts, p);
+            break;
+          }
+          // Upstream's isHealthy: running, ready and not terminating.
+          if (!isRunningAndReady(p) || p.metadata.deletionTimestamp) break;
+        }
       }
     }
 
@@ -349,6 +375,16 @@ export class StatefulSetController extends KeyedController {
       this.ctx.store.delete(this.ctx.types.controllerrevisions, r.metadata.namespace, r.metadata.name);
     }
   }
+}
+
+/** rollingUpdate.maxUnavailable as upstream scales it: a count, or a percentage rounded down; at least 1. */
+export function maxUnavailableOf(value: number | string | undefined, replicas: number): number {
+  let n = 1;
+  if (typeof value === 'number') n = value;
+  else if (typeof value === 'string' && /^\d+%$/.test(value))
+    n = Math.floor((replicas * parseInt(value, 10)) / 100);
+  else if (typeof value === 'string' && /^\d+$/.test(value)) n = Number(value);
+  return Math.max(1, n);
 }
 
 function revisionNumber(r: KubeObject): number {

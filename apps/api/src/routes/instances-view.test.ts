@@ -1,0 +1,79 @@
+import { describe, expect, it } from '@jest/globals';
+import { type InstanceRow, presentInstances } from './instances-view.js';
+
+const row = (index: number, podName: string, ordinal = false): InstanceRow => ({
+  index,
+  podName,
+  sinceNs: '1',
+  state: 'RUNNING',
+  ...(ordinal ? { ordinal: true as const } : {}),
+});
+const shown = (rows: InstanceRow[], desired: number): [number, string][] =>
+  presentInstances(rows, desired).map((r) => [r.index, r.podName || r.state]);
+
+describe('presentInstances', () => {
+  it.each<[string, InstanceRow[], number, [number, string][]]>([
+    [
+      'all in range',
+      [row(1, 'b'), row(0, 'a')],
+      2,
+      [
+        [0, 'a'],
+        [1, 'b'],
+      ],
+    ],
+    [
+      'a missing one is UNCLAIMED',
+      [row(0, 'a')],
+      2,
+      [
+        [0, 'a'],
+        [1, 'UNCLAIMED'],
+      ],
+    ],
+    ['after a scale-down to one, the pod left at 2 is shown at 0', [row(2, 'c')], 1, [[0, 'c']]],
+    [
+      'after a rolling update that left 0, 1 and 3 of 3, the fourth takes 2',
+      [row(0, 'a'), row(1, 'b'), row(3, 'd')],
+      3,
+      [
+        [0, 'a'],
+        [1, 'b'],
+        [2, 'd'],
+      ],
+    ],
+    [
+      'during a surge (more pods than desired) the extra keeps its index',
+      [row(0, 'a'), row(1, 'b'), row(2, 'c'), row(3, 'd')],
+      3,
+      [
+        [0, 'a'],
+        [1, 'b'],
+        [2, 'c'],
+        [3, 'd'],
+      ],
+    ],
+    [
+      'high indexes fill the lowest free ones in their order',
+      [row(5, 'f'), row(1, 'b'), row(4, 'e')],
+      3,
+      [
+        [0, 'e'],
+        [1, 'b'],
+        [2, 'f'],
+      ],
+    ],
+    [
+      "a StatefulSet's ordinal never moves: the free index stays UNCLAIMED",
+      [row(2, 'app-2', true)],
+      1,
+      [
+        [0, 'UNCLAIMED'],
+        [2, 'app-2'],
+      ],
+    ],
+    ['nothing desired (stopped, still running)', [row(0, 'a')], 0, [[0, 'a']]],
+  ])('%s', (_what, rows, desired, expected) => {
+    expect(shown(rows, desired)).toEqual(expected);
+  });
+});

@@ -1,0 +1,37 @@
+/**
+ * settle-rollout: keeps a StatefulSet's rolling update from sticking (see rolloutStep). The converge
+ * schedules the first check after each replace of a StatefulSet; each check deletes the old-revision pods
+ * that are not ready and schedules the next, spaced out, until every pod runs the new revision, a newer
+ * record takes over (its own converge schedules its own checks), or the checks run out.
+ */
+import { lrpSelectorString, rolloutStep, workloadName } from '@opi/translation';
+import type { JobPayload } from '@opi/queue';
+import type { HandlerDeps } from '../deps.js';
+
+/** Checks per rollout: spaced 1 s, 2 s, 4 s … up to 30 s apart, they watch it for about five minutes. */
+export const ROLLOUT_CHECKS = 14;
+
+/** The wait before check `n` (0-based). */
+export function rolloutCheckDelayMs(n: number): number {
+  return Math.min(30_000, 1000 * 2 ** n);
+}
+
+export async function settleRollout(deps: HandlerDeps, p: JobPayload<'settleRollout'>): Promise<string> {
+  const record = await deps.store.get(p.processGuid);
+  if (record?.state !== 'desired' || record.generation !== p.generation) return 'superseded';
+  const { lrp } = record;
+  const sts = await deps.kube.getStatefulSet(lrp.namespace, workloadName(lrp));
+  if (!sts) return 'no statefulset';
+  const pods = await deps.kube.listPods(lrp.namespace, lrpSelectorString(lrp.guid, lrp.version));
+  const step = rolloutStep(sts, pods.items);
+  if (step.state === 'rolled-out') return 'rolled out';
+  let done = 'not observed by the controller yet';
+  if (step.state === 'rolling') {
+    for (const name of step.remove) await deps.kube.deletePod(lrp.namespace, name);
+    done = `deleted ${step.remove.length} old pod(s) not ready, ${step.waiting} ready left to the controller`;
+  }
+  const next = p.check + 1;
+  if (next >= ROLLOUT_CHECKS) return `${done}; last check`;
+  await deps.producer.settleRollout({ ...p, check: next }, rolloutCheckDelayMs(next));
+  return done;
+}

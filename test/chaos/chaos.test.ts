@@ -654,6 +654,12 @@ async function runSeed(seed: number): Promise<void> {
       );
     }
     for (const r of repeats) say(`repeated completion ${r}`);
+    // Each task CC never heard of, with the log lines that name it.
+    for (const t of tasks.filter((x) => x.created && !delivered.has(x.guid))) {
+      say(
+        `missing completion ${t.guid}: posted ${t.posts}×; ${(await linesNaming(logDir, t.guid)).join(' | ')}`,
+      );
+    }
     const secs = ((Date.now() - started) / 1000).toFixed(0);
     const apiDied = api.unexpectedExit !== undefined;
     const selfExits = workers.filter((w) => w.unexpectedExit !== undefined && !w.killedByUs).length;

@@ -61,6 +61,17 @@ function convergeJob({ cause, ...payload }: ConvergeItem): {
   };
 }
 
+/**
+ * Removes a completed job of this id, so that the add after it is not dropped: BullMQ keeps a finished
+ * job's id for RETENTION and ignores an add of the same id. A report that ran before its record existed
+ * (a Redis flush raced it: "no record") would otherwise hold off the real report for an hour; the chaos
+ * suite found one. A failed job is left alone: it spent its tries or can never work, and operators see
+ * it on the dashboard, where they can retry it.
+ */
+async function removeCompleted(queue: Queue, id: string): Promise<void> {
+  if ((await queue.getJobState(id)) === 'completed') await queue.remove(id);
+}
+
 export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
 
@@ -88,49 +99,62 @@ export class JobProducer {
     key: K,
     payload: JobPayload<K>,
     id: string,
+    due: 'again' | 'once',
   ): Promise<void> {
     const spec = JOBS[key];
-    await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), { jobId: id });
+    const queue = this.queues[spec.queue];
+    if (due === 'again') await removeCompleted(queue, id);
+    await queue.add(spec.name, spec.schema.parse(payload), { jobId: id });
   }
 
   private async report<K extends 'reportTask' | 'reportStaging' | 'reportCrash'>(
     key: K,
     payload: JobPayload<K>,
     id: string,
+    due: 'again' | 'once',
   ): Promise<void> {
     const spec = JOBS[key];
-    await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), {
+    const queue = this.queues[spec.queue];
+    if (due === 'again') await removeCompleted(queue, id);
+    await queue.add(spec.name, spec.schema.parse(payload), {
       jobId: id,
       attempts: this.callbackAttempts,
       backoff: { type: 'exponential', delay: this.callbackBackoffMs, jitter: 0.5 },
     });
   }
 
-  /** One job per task guid: posting a task twice runs it once. */
+  /**
+   * One job per task guid: posting a task twice runs it once. Callers add it when the record says the
+   * run is due (new, or recorded without a Job), so a finished run of the same id is stale (see
+   * removeCompleted).
+   */
   runTask(taskGuid: string): Promise<void> {
-    return this.add('runTask', { taskGuid }, jobId('run-task', taskGuid));
+    return this.add('runTask', { taskGuid }, jobId('run-task', taskGuid), 'again');
   }
 
   cancelTask(taskGuid: string): Promise<void> {
-    return this.add('cancelTask', { taskGuid }, jobId('cancel-task', taskGuid));
+    return this.add('cancelTask', { taskGuid }, jobId('cancel-task', taskGuid), 'once');
   }
 
   stage(stagingGuid: string): Promise<void> {
-    return this.add('stage', { stagingGuid }, jobId('stage', stagingGuid));
+    return this.add('stage', { stagingGuid }, jobId('stage', stagingGuid), 'again');
   }
 
-  /** One report job per task: enqueued again by every sync until CC has it, it is still one job. */
+  /**
+   * One report job per task: enqueued again by every sync until CC has it, it is still one job. Callers
+   * add it when the record has an outcome and is not reported, so a finished one is stale.
+   */
   reportTask(taskGuid: string): Promise<void> {
-    return this.report('reportTask', { taskGuid }, jobId('report-task', taskGuid));
+    return this.report('reportTask', { taskGuid }, jobId('report-task', taskGuid), 'again');
   }
 
   reportStaging(stagingGuid: string): Promise<void> {
-    return this.report('reportStaging', { stagingGuid }, jobId('report-staging', stagingGuid));
+    return this.report('reportStaging', { stagingGuid }, jobId('report-staging', stagingGuid), 'again');
   }
 
   /** One report per crash: the id is the pod and the restart it reports. */
   reportCrash(payload: JobPayload<'reportCrash'>): Promise<void> {
-    return this.report('reportCrash', payload, jobId('crash', payload.podUid, payload.crashCount));
+    return this.report('reportCrash', payload, jobId('crash', payload.podUid, payload.crashCount), 'once');
   }
 
   /** Converge one LRP (see convergeJobOptions). */

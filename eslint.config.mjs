@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import { boundaries } from './eslint-boundaries.mjs';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '.cache/**', 'bench/results/**'] },
@@ -47,5 +48,6 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-spread': 'off',
     },
   },
+  ...boundaries,
   prettier,
 );

@@ -1,7 +1,7 @@
 /**
  * What went wrong with a Kubernetes call, reduced to what a worker decides on: retry (`transient`) or give
  * up (permanent). Built by `classify` from whatever the client threw. Duck-typed rather than importing
- * client-node, so that the fake and worker tests do not load it.
+ * client-node, so that worker unit tests do not load it.
  *
  * Messages carry the Kubernetes Status message or a short network description only; never request
  * bodies or headers, which can hold Secret data and bearer tokens.

@@ -1,6 +1,6 @@
 /**
  * @opi/kube: the Kubernetes port the workers converge the cluster through, its adapter over
- * @kubernetes/client-node (the only place that imports it), and an in-memory fake for worker tests.
+ * @kubernetes/client-node (the only place that imports it), and fault injection around any port for tests.
  */
 export type {
   DeleteResult,
@@ -42,6 +42,16 @@ export {
   type KubeConfigSource,
   type KubeConnection,
 } from './kubeconfig.js';
+export {
+  unavailableError,
+  withFaults,
+  type FaultControl,
+  type FaultRule,
+  type FaultTiming,
+  type FaultableMethod,
+  type FaultyKubernetes,
+  type InjectedFault,
+} from './with-faults.js';
 export {
   FakeKubernetes,
   type FailureRule,

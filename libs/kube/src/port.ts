@@ -1,7 +1,6 @@
 /**
- * The one way the workers reach Kubernetes. Implemented over client-node by `ClientNodeKubernetes` and
- * in memory by `FakeKubernetes`; both keep the semantics below, so worker tests on the fake hold on a
- * cluster.
+ * The one way the workers reach Kubernetes. Implemented over client-node by `ClientNodeKubernetes`, which
+ * keeps the semantics below (tests run it against the simulated cluster of @opi/kube-sim).
  *
  * Semantics shared by every method:
  * - `get*` resolves `undefined` when the object (or its namespace) does not exist.

@@ -3,7 +3,8 @@
  * browser download), against the whole service in-process. A converge the cluster refuses fails for
  * good; an operator opens /admin/queues with the dashboard's credentials, sees the queues and the failed
  * job with its reason, clicks retry, and the job runs again (checked through BullMQ, and by the
- * Deployment it creates). Without the credentials the page is a 401.
+ * Deployment it creates). The page loads nothing from elsewhere and breaks no rule of its
+ * Content-Security-Policy. Without the credentials the page is a 401.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -111,9 +112,19 @@ describeWithBrowser('the queue dashboard in Chromium', () => {
     const page = context.pages()[0] ?? (await context.newPage());
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
+    // A refused load (the Content-Security-Policy) is reported on the console.
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(m.text());
+    });
+    const elsewhere: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(`${s.base}/`)) elsewhere.push(r.url());
+    });
 
     const overview = await page.goto(`${s.base}/admin/queues`);
     expect(overview?.status()).toBe(200);
+    expect(overview?.headers()['content-security-policy']).toContain("default-src 'self'");
+    expect(await overview?.text()).not.toContain('fonts.googleapis.com');
     // Every queue of the service, by name in the menu and under the service's prefix in the overview.
     for (const name of Object.values(QUEUE_NAMES)) {
       await page.getByText(`${s.settings.queuePrefix}:${name}`, { exact: true }).waitFor();
@@ -151,6 +162,8 @@ describeWithBrowser('the queue dashboard in Chromium', () => {
     await page.goto(`${s.base}/admin/queues/queue/${QUEUE_NAMES.lrp}?status=completed`);
     await page.getByText(jobId).first().waitFor();
     expect(pageErrors).toEqual([]);
+    // Nothing loaded from anywhere but the service (bull-board's page asked Google Fonts on every load).
+    expect(elsewhere).toEqual([]);
   }, 120_000);
 
   it('answers 401 to a browser without the credentials', async () => {

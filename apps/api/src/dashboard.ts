@@ -2,7 +2,9 @@
  * The queue dashboard (bull-board) at /admin/queues: every queue of the service, read through the
  * service's own Queue objects (so its prefix), behind its own HTTP Basic credentials, since bull-board
  * has no authentication and the dashboard can retry, clean and obliterate (dashboard access is Redis
- * access). Job data and return values pass through a redacting formatter before they leave.
+ * access). Job data and return values pass through a redacting formatter before they leave. The page
+ * loads nothing from elsewhere: bull-board's link to Google Fonts is dropped (the system font shows), and
+ * its Content-Security-Policy allows only the service itself.
  */
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -52,6 +54,39 @@ const DESCRIPTIONS: Record<string, string> = {
   [QUEUE_NAMES.callback]: 'Reports to CC: task and staging results, crashes',
 };
 
+/**
+ * What the page may load: its own scripts, styles, images and API only. bull-board's inline loading
+ * spinner needs inline styles; its JSON config block is not a script a browser runs.
+ */
+export const DASHBOARD_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** bull-board's page asks Google Fonts for its typeface on every load: a call home, or a failed request. */
+const REMOTE_FONTS = /<link[^>]+href="https:\/\/fonts\.(?:googleapis|gstatic)\.com[^>]*>\s*/g;
+
+type ViewEngine = (path: string, options: object, done: (err: Error | null, html?: string) => void) => void;
+
+/** Renders bull-board's page through its own engine, without the remote font link. */
+function withoutRemoteFonts(app: ReturnType<ExpressAdapter['getRouter']>): void {
+  const engines = (app as { engines: Record<string, ViewEngine | undefined> }).engines;
+  const render = engines['.ejs'];
+  if (!render) throw new Error("bull-board's view engine is not registered");
+  (app as { engine(ext: string, fn: ViewEngine): unknown }).engine('ejs', (path, options, done) => {
+    render(path, options, (err, html) => {
+      done(err, html?.replace(REMOTE_FONTS, ''));
+    });
+  });
+}
+
 /** The dashboard's router, to mount at the application's root (it serves DASHBOARD_PATH only). */
 export function dashboardRouter(options: DashboardOptions): Router {
   const serverAdapter = new ExpressAdapter();
@@ -77,6 +112,7 @@ export function dashboardRouter(options: DashboardOptions): Router {
       },
     },
   });
+  withoutRemoteFonts(serverAdapter.getRouter());
   const router = Router();
   router.use(
     DASHBOARD_PATH,
@@ -85,6 +121,7 @@ export function dashboardRouter(options: DashboardOptions): Router {
     // The dashboard's answers hold job data: no shared cache may keep them.
     (_req, res, next) => {
       res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
       next();
     },
     serverAdapter.getRouter() as Router,

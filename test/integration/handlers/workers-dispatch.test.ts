@@ -1,0 +1,131 @@
+/**
+ * The workers dispatching jobs through BullMQ to the handlers, with the client-node adapter against the
+ * simulated cluster: completed jobs, permanent and transient failures (`withFaults`), bad payloads, and
+ * which queues a worker set serves.
+ */
+import type { Job } from 'bullmq';
+import type { DesiredLrp } from '@opi/domain';
+import type { FaultRule } from '@opi/kube';
+import { QUEUE_NAMES } from '@opi/queue';
+import { type RunningWorkers, startWorkers } from '../../../apps/worker/src/index.js';
+import { eventually } from '../../support/eventually.js';
+import {
+  type Env,
+  deploymentOf,
+  desireAndConverge,
+  handlerSuite,
+  invalidError,
+  names,
+  newLrp,
+  seedPod,
+} from '../../support/handler-deps.js';
+import { pod } from '../../support/handler-sync.js';
+
+const suite = handlerSuite('workers-dispatch');
+
+describe('workers: dispatch through BullMQ', () => {
+  let e: Env;
+  let running: RunningWorkers;
+
+  beforeEach(async () => {
+    e = await suite.newEnv();
+    running = startWorkers(e.deps, {
+      connection: suite.redis,
+      prefix: e.prefix,
+      concurrency: 2,
+      lockMs: 30_000,
+    });
+  });
+
+  afterEach(async () => {
+    await running.close(5000);
+  });
+
+  /** Waits until the job reaches one of the final states, and returns it (read after) with that state. */
+  async function finished(id: string): Promise<{ job: Job; state: string }> {
+    const queue = e.producer.queues[QUEUE_NAMES.lrp];
+    return eventually(
+      async () => {
+        const state = await queue.getJobState(id);
+        if (state !== 'completed' && state !== 'failed') return undefined;
+        const job = await queue.getJob(id);
+        return job ? { job, state } : undefined;
+      },
+      `job ${id} to finish`,
+      20_000,
+    );
+  }
+
+  /** Desires the LRP and queues its converge, its Deployment's create failing as `fault` says. */
+  async function convergeJob(lrp: DesiredLrp, fault?: Pick<FaultRule, 'when' | 'times' | 'error'>) {
+    const { generation } = await e.store.desire(lrp);
+    if (fault) e.kube.faults.inject({ method: 'createDeployment', ...fault });
+    const cause = `gen${generation}`;
+    await e.producer.convergeLrp({ processGuid: lrp.processGuid }, cause);
+    return `converge-${lrp.processGuid}-${cause}`;
+  }
+
+  it('completes a converge job', async () => {
+    const lrp = newLrp();
+    const { job, state } = await finished(await convergeJob(lrp));
+    expect(state).toBe('completed');
+    expect(job.returnvalue).toMatch(/^created deployment/);
+    expect(await deploymentOf(e, lrp)).toBeDefined();
+  });
+
+  it('fails a job at once on a permanent error, keeping the reason', async () => {
+    const lrp = newLrp();
+    const { job, state } = await finished(await convergeJob(lrp, { error: invalidError }));
+    expect(state).toBe('failed');
+    expect(job.attemptsMade).toBe(1);
+    expect(job.failedReason).toMatch(/^kubernetes refused: 422 Invalid: .*injected fault/);
+    expect(await deploymentOf(e, lrp)).toBeUndefined();
+  });
+
+  it('retries a job after a transient error, which then converges', async () => {
+    const lrp = newLrp();
+    const { job, state } = await finished(await convergeJob(lrp, {}));
+    expect(state).toBe('completed');
+    expect(job.attemptsMade).toBe(2);
+    expect(await deploymentOf(e, lrp)).toBeDefined();
+  });
+
+  it('fails a job whose transient error outlasts its attempts, keeping the reason', async () => {
+    const lrp = newLrp();
+    const { job, state } = await finished(await convergeJob(lrp, { times: Infinity }));
+    expect(state).toBe('failed');
+    expect(job.attemptsMade).toBe(2);
+    expect(job.failedReason).toContain('the server is currently unable to handle the request');
+    e.kube.faults.clear();
+  });
+
+  it('fails an invalid payload or an unknown job name at once', async () => {
+    const q = e.producer.queues[QUEUE_NAMES.lrp];
+    await q.add('converge-lrp', { processGuid: 'x' }, { jobId: 'bad-payload' });
+    await q.add('no-such-job', {}, { jobId: 'bad-name' });
+    const bad = await finished('bad-payload');
+    expect(bad.state).toBe('failed');
+    expect(bad.job.attemptsMade).toBe(1);
+    expect(bad.job.failedReason).toMatch(/^invalid payload/);
+    const unknown = await finished('bad-name');
+    expect(unknown.state).toBe('failed');
+    expect(unknown.job.failedReason).toBe('unknown job name no-such-job');
+  });
+
+  it('runs stop-instance and sync jobs', async () => {
+    const lrp = newLrp();
+    await desireAndConverge(e, lrp);
+    seedPod(e, pod(lrp, 'web-0', 0, 'running'));
+    await e.producer.stopInstance({ processGuid: lrp.processGuid, index: 0, podName: 'web-0' });
+    const stopped = await finished(`stop-${lrp.processGuid}-0-web-0`);
+    expect(stopped.state).toBe('completed');
+    expect(stopped.job.returnvalue).toBe('pod web-0 deleted');
+    expect(names(e, 'pods')).toEqual([]);
+
+    // The sync queue is served only by the process that watches the cluster (startSyncWorker).
+    await e.producer.syncNow();
+    await new Promise((r) => setTimeout(r, 300));
+    const [sync] = await e.producer.queues[QUEUE_NAMES.sync].getJobs(['waiting', 'active', 'completed']);
+    expect(await sync?.getState()).toBe('waiting');
+  });
+});

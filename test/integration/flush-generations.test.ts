@@ -5,55 +5,40 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { CallbackClient } from '@opi/callbacks';
-import { FakeKubernetes } from '@opi/kube';
-import { createLogger } from '@opi/logging';
 import { JobProducer, workerConnection } from '@opi/queue';
-import { StateStore, TaskStore } from '@opi/state';
 import { workloadName } from '@opi/translation';
-import { type HandlerDeps, convergeLrp } from '../../apps/worker/src/index.js';
+import { convergeLrp } from '../../apps/worker/src/index.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
+import { NS, type SimCluster, handlerDeps, startSimCluster } from '../support/handler-deps.js';
 import { deletePrefix } from '../support/redis-keys.js';
-
-const NS = 'cf-workloads';
 
 describe('a Redis flush between two desires of one LRP', () => {
   let redis: Redis;
   const prefix = `test-flush-gen-${randomUUID().slice(0, 8)}`;
   let producer: JobProducer;
+  let cluster: SimCluster;
 
   const flush = async () => {
     await deletePrefix(redis, prefix);
   };
 
-  beforeAll(() => {
+  beforeAll(async () => {
     redis = workerConnection(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379');
     producer = new JobProducer({ connection: redis, prefix, attempts: 2 });
+    cluster = await startSimCluster();
   });
   afterAll(async () => {
     for (const q of Object.values(producer.queues)) await q.obliterate({ force: true });
     await producer.close();
     await flush();
     await redis.quit();
+    await cluster.close();
   });
 
   it('hands out generations above those from before, and the new spec reaches the Deployment', async () => {
-    const kube = new FakeKubernetes();
-    kube.addNamespace(NS);
-    const store = new StateStore(redis, prefix);
-    const deps: HandlerDeps = {
-      store,
-      kube,
-      producer,
-      logger: createLogger({ level: 'silent', pretty: false }),
-      runAsNonRoot: true,
-      syncNamespace: undefined,
-      tasks: new TaskStore(redis, prefix),
-      callbacks: new CallbackClient(),
-      ccInternalUrl: undefined,
-      staging: { recipeImage: 'registry.example/stager:1', insecureRegistries: [] },
-      finishedJobTtlSeconds: 600,
-    };
+    const kube = cluster.kube;
+    const deps = handlerDeps(redis, prefix, kube, producer);
+    const store = deps.store;
     const guid = randomUUID();
     const version = randomUUID();
     const before = sampleLrp({ processGuid: `${guid}-${version}`, guid, version, instances: 2 });

@@ -4,15 +4,12 @@
  * posted the completion a second time), and a task still running when Redis was flushed is listed again
  * (it vanished from GET /tasks until its Job ended), and a worker killed after CC's answer while Redis was
  * restarting leaves the report remembered on the Job (also found by the chaos suite). Real Redis, the
- * in-memory Kubernetes fake, a fake CC.
+ * client-node adapter against the simulated cluster (its calls failed or hung with `withFaults`), a fake CC.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { CallbackClient } from '@opi/callbacks';
-import { FakeKubernetes } from '@opi/kube';
-import { createLogger } from '@opi/logging';
 import { JobProducer, workerConnection } from '@opi/queue';
-import { StateStore, TaskStore } from '@opi/state';
+import { TaskStore } from '@opi/state';
 import { taskJobName, taskToJob } from '@opi/translation';
 import type { HandlerDeps } from '../../apps/worker/src/index.js';
 import { syncJobs } from '../../apps/worker/src/handlers/sync-jobs.js';
@@ -20,42 +17,15 @@ import { REPORTED_ANNOTATION } from '../../apps/worker/src/handlers/report.js';
 import { reportTask } from '../../apps/worker/src/handlers/tasks.js';
 import { sampleTask } from '../../libs/translation/src/job.fixture.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
+import { NS, type SimCluster, type TestKube, handlerDeps, startSimCluster } from '../support/handler-deps.js';
 import { deletePrefix } from '../support/redis-keys.js';
-
-const NS = 'cf-workloads';
-
-/** Its Job annotations fail `failures` times, and its Job reads `readFailures` times, as a cluster answering 503 would. */
-class FlakyAnnotations extends FakeKubernetes {
-  failures = 0;
-  readFailures = 0;
-  /** Annotations never answer (a worker killed while waiting for one). */
-  hang = false;
-  override async getJob(namespace: string, name: string): ReturnType<FakeKubernetes['getJob']> {
-    if (this.readFailures > 0) {
-      this.readFailures--;
-      throw new Error('injected: the server is currently unable to handle the request');
-    }
-    return super.getJob(namespace, name);
-  }
-  override async annotateJob(
-    namespace: string,
-    name: string,
-    annotations: Record<string, string | null>,
-  ): ReturnType<FakeKubernetes['annotateJob']> {
-    if (this.hang) return new Promise(() => undefined);
-    if (this.failures > 0) {
-      this.failures--;
-      throw new Error('injected: the server is currently unable to handle the request');
-    }
-    return super.annotateJob(namespace, name, annotations);
-  }
-}
 
 describe('task reports and records under faults', () => {
   let redis: Redis;
   let cc: FakeCc;
   let producer: JobProducer;
   const prefix = `test-report-once-${randomUUID().slice(0, 8)}`;
+  const clusters: SimCluster[] = [];
 
   beforeAll(async () => {
     redis = workerConnection(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379');
@@ -68,37 +38,28 @@ describe('task reports and records under faults', () => {
     await deletePrefix(redis, prefix);
     await redis.quit();
     await cc.close();
+    for (const c of clusters) await c.close();
   });
 
-  async function setUp(kube: FlakyAnnotations): Promise<{ deps: HandlerDeps; guid: string }> {
-    kube.addNamespace(NS);
+  /** A cluster of its own holding the task's Job, and the task's record, finished, in Redis. */
+  async function setUp(): Promise<{ kube: TestKube; deps: HandlerDeps; guid: string }> {
+    const cluster = await startSimCluster();
+    clusters.push(cluster);
+    const kube = cluster.kube;
     const guid = randomUUID();
     const task = sampleTask({
       taskGuid: guid,
       completionCallback: `${cc.url}/internal/v4/tasks/${guid}/completed`,
     });
     await kube.createJob(NS, taskToJob(task, { runAsNonRoot: true }));
-    const tasks = new TaskStore(redis, prefix);
-    await tasks.createTask(task);
-    await tasks.setTaskOutcome(guid, { failed: false, failureReason: '' });
-    const deps: HandlerDeps = {
-      store: new StateStore(redis, prefix),
-      kube,
-      producer,
-      logger: createLogger({ level: 'silent', pretty: false }),
-      runAsNonRoot: true,
-      syncNamespace: undefined,
-      tasks,
-      callbacks: new CallbackClient(),
-      ccInternalUrl: undefined,
-      staging: { recipeImage: 'registry.example/stager:1', insecureRegistries: [] },
-      finishedJobTtlSeconds: 600,
-    };
-    return { deps, guid };
+    const deps = handlerDeps(redis, prefix, kube, producer);
+    await deps.tasks.createTask(task);
+    await deps.tasks.setTaskOutcome(guid, { failed: false, failureReason: '' });
+    return { kube, deps, guid };
   }
 
   /** Redis loses the task's record; then the sync runs over the Jobs, as the cache writer's watch holds them. */
-  async function flushThenSync(deps: HandlerDeps, kube: FlakyAnnotations, guid: string): Promise<void> {
+  async function flushThenSync(deps: HandlerDeps, kube: TestKube, guid: string): Promise<void> {
     await redis.del(deps.tasks.keys.task(guid));
     await redis.srem(deps.tasks.keys.tasks, guid);
     const jobs = (await kube.listJobs(undefined)).items;
@@ -111,10 +72,11 @@ describe('task reports and records under faults', () => {
   }
 
   it('retries marking the Job instead of posting again, and a re-run does not post', async () => {
-    const kube = new FlakyAnnotations();
-    const { deps, guid } = await setUp(kube);
-    kube.failures = 2;
+    const { kube, deps, guid } = await setUp();
+    // Its Job's annotation fails twice, as a cluster answering 503 would.
+    const marks = kube.faults.inject({ method: 'annotateJob', times: 2 });
     await expect(reportTask(deps, guid)).resolves.toMatch(/^delivered/);
+    expect(marks.fired).toBe(2);
     // A second run of the job (a retry, or another worker taking it over) finds it reported.
     await expect(reportTask(deps, guid)).resolves.toBe('already reported');
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
@@ -126,17 +88,15 @@ describe('task reports and records under faults', () => {
   });
 
   it('reads the Job again in place when the cluster blips, so the attempt is not used up', async () => {
-    const kube = new FlakyAnnotations();
-    const { deps, guid } = await setUp(kube);
-    kube.readFailures = 2;
+    const { kube, deps, guid } = await setUp();
+    const reads = kube.faults.inject({ method: 'getJob', times: 2 });
     await expect(reportTask(deps, guid)).resolves.toMatch(/^delivered/);
-    expect(kube.readFailures).toBe(0);
+    expect(reads).toMatchObject({ fired: 2, remaining: 0 });
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
   });
 
   it('a worker that dies after CC took the report, with Redis unreachable, leaves the mark on the Job', async () => {
-    const kube = new FlakyAnnotations();
-    const { deps, guid } = await setUp(kube);
+    const { kube, deps, guid } = await setUp();
     // Redis goes away just after the post: marking the record waits (ioredis queues it) until the worker
     // is killed. The Job's mark is written meanwhile.
     class Unreachable extends TaskStore {
@@ -167,10 +127,9 @@ describe('task reports and records under faults', () => {
   });
 
   it('a worker that dies after marking the record but before the Job leaves its retry to mark the Job, so a later Redis flush does not post again', async () => {
-    const kube = new FlakyAnnotations();
-    const { deps, guid } = await setUp(kube);
+    const { kube, deps, guid } = await setUp();
     // The Job's mark never lands: the worker is killed while the cluster is slow to answer.
-    kube.hang = true;
+    const hang = kube.faults.inject({ method: 'annotateJob', when: 'hang', times: Infinity });
     void reportTask(deps, guid);
     for (let i = 0; i < 100 && !(await deps.tasks.getTask(guid))?.reported; i++) {
       await new Promise((r) => setTimeout(r, 20));
@@ -180,7 +139,7 @@ describe('task reports and records under faults', () => {
       (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
     ).toBeUndefined();
 
-    kube.hang = false;
+    hang.remove();
     // The job stalls and another worker runs it: the record says reported, and the Job is marked now.
     await expect(reportTask(deps, guid)).resolves.toBe('already reported (its Job marked now)');
     expect(
@@ -194,8 +153,7 @@ describe('task reports and records under faults', () => {
   });
 
   it('after a Redis flush, the sync rebuilds a running task from its Job, so GET /tasks lists it again', async () => {
-    const kube = new FlakyAnnotations();
-    const { deps, guid } = await setUp(kube);
+    const { kube, deps, guid } = await setUp();
     await flushThenSync(deps, kube, guid);
     expect(await deps.tasks.unreportedTaskGuids()).toContain(guid);
     const rec = await deps.tasks.getTask(guid);

@@ -53,15 +53,6 @@ export {
   type InjectedFault,
 } from './with-faults.js';
 export {
-  FakeKubernetes,
-  type FailureRule,
-  type FakeCall,
-  type FakeFailure,
-  type FakeKubernetesOptions,
-  type FakeResource,
-  type FakeVerb,
-} from './fake.js';
-export {
   DEFAULT_ACQUIRE_JITTER,
   DEFAULT_LEASE_DURATION_MS,
   DEFAULT_RENEW_DEADLINE_MS,

@@ -41,7 +41,7 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
     const methods = [...body.matchAll(/^ {2}(\w+)(?:<[^(]*>)?\(/gm)].map((m) => m[1] ?? '');
     // libs/kube holds callers too (the reflectors, the leader election), but not its own implementations
     // of the port, which call nothing through it.
-    const implementations = new Set(['client-node-adapter.ts', 'fake.ts', 'port.ts']);
+    const implementations = new Set(['client-node-adapter.ts', 'with-faults.ts', 'port.ts']);
     const sources: string[] = [];
     for (const group of ['apps', 'libs']) {
       for (const ws of await readdir(join(repo, group))) {

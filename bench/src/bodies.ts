@@ -1,4 +1,9 @@
-/** The LRPs the benchmark desires: CC-like bodies with deterministic guids. */
+/** The LRPs the benchmark desires: CC-like bodies with deterministic guids, and the LRPs they translate to. */
+import { desireLrpSchema, toDesiredLrp } from '@opi/contract';
+import type { DesiredLrp } from '@opi/domain';
+
+/** The version of every LRP the bench desires. */
+export const VERSION = 'v1';
 
 export function uuid(n: number, salt: string): string {
   return `${salt.padEnd(8, '0').slice(0, 8)}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
@@ -28,4 +33,12 @@ export function desireBody(guid: string, version: string): Record<string, unknow
     cpu_weight: 1,
     lifecycle: { docker_lifecycle: { image: 'registry.example/app:1', command: [] } },
   };
+}
+
+/** The LRP of `guid` as the API reads its desire body, in `namespace`, running `instances`. */
+export function desiredLrp(guid: string, namespace: string, instances = 1): DesiredLrp {
+  return toDesiredLrp(desireLrpSchema.parse({ ...desireBody(guid, VERSION), instances }), {
+    namespace,
+    dropletRegistry: 'registry.example',
+  });
 }

@@ -6,9 +6,9 @@
  */
 import { createInterface } from 'node:readline';
 import { AppsV1Api, KubeConfig, type V1Deployment, type V1StatefulSet } from '@kubernetes/client-node';
-import { desireLrpSchema, toDesiredLrp } from '@opi/contract';
 import { lrpToDeployment, lrpToStatefulSet } from '@opi/translation';
-import { desireBody, uuid } from './bodies.js';
+import { desiredLrp, uuid } from './bodies.js';
+import { inLanes } from './common.js';
 
 const concurrency = Number(process.env['BENCH_CONCURRENCY'] ?? 64);
 const namespace = process.env['BENCH_NAMESPACE'] ?? 'cf-workloads';
@@ -23,25 +23,16 @@ let made = 0;
 
 async function round(count: number): Promise<number> {
   const bodies = Array.from({ length: count }, () => {
-    const lrp = toDesiredLrp(desireLrpSchema.parse(desireBody(uuid(made++, salt), 'v1')), {
-      namespace,
-      dropletRegistry: 'registry.example',
-    });
+    const lrp = desiredLrp(uuid(made++, salt), namespace);
     return statefulSets
       ? (lrpToStatefulSet(lrp, { runAsNonRoot: true, instanceIndexEnv: true }) as V1StatefulSet)
       : (lrpToDeployment(lrp, { runAsNonRoot: true }) as V1Deployment);
   });
   const started = performance.now();
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < bodies.length) {
-      const body = bodies[next++];
-      if (!body) continue;
-      if (statefulSets) await apps.createNamespacedStatefulSet({ namespace, body: body as V1StatefulSet });
-      else await apps.createNamespacedDeployment({ namespace, body: body });
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, lane));
+  await inLanes(bodies, concurrency, async (body) => {
+    if (statefulSets) await apps.createNamespacedStatefulSet({ namespace, body: body as V1StatefulSet });
+    else await apps.createNamespacedDeployment({ namespace, body: body });
+  });
   return performance.now() - started;
 }
 

@@ -93,6 +93,22 @@ export function countsBetween(before: Counts, after: Counts): Counts {
   return out;
 }
 
+/** The counts of several proxies added up. */
+export function sumCounts(all: Counts[]): Counts {
+  const out: Counts = new Map();
+  for (const c of all) {
+    for (const [k, v] of c) {
+      const t = out.get(k) ?? { requests: 0, bytes: 0 };
+      out.set(k, { requests: t.requests + v.requests, bytes: t.bytes + v.bytes });
+    }
+  }
+  return out;
+}
+
+/** Requests by `VERB resource` (a watch that only streamed in the window made no request there). */
+export const countsRecord = (c: Counts): Record<string, number> =>
+  Object.fromEntries([...c].filter(([, v]) => v.requests > 0).map(([k, v]) => [k, v.requests]));
+
 /** Requests of `verb` on `resource` in `counts`. */
 export function requestsOf(counts: Counts, verb: Verb, resource: string): number {
   return counts.get(`${verb} ${resource}`)?.requests ?? 0;

@@ -2,10 +2,12 @@
  * Load from autocannon: in the bench's own process (`load`, for requests built by a function), or from a
  * process of its own (`loadInChild`) where the bench's process would distort the figures: at 100k apps it
  * also holds the simulated cluster, whose garbage collection paused the client, not the server measured.
+ * Also the requests that desire new LRPs, which the ingest and the convergence send.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { VERSION, desireBody } from './bodies.js';
 import { percentile, repo } from './common.js';
 
 export interface Load {
@@ -57,4 +59,17 @@ export function loadInChild(opts: PlainLoadOptions): Promise<Load> {
       else resolve(JSON.parse(out) as Load);
     });
   });
+}
+
+/** autocannon requests that each desire a new LRP, its app guid from `nextGuid`. */
+export function newDesires(nextGuid: () => string): autocannon.Request[] {
+  return [
+    {
+      method: 'PUT',
+      setupRequest: (req) => {
+        const guid = nextGuid();
+        return { ...req, path: `/apps/${guid}-${VERSION}`, body: JSON.stringify(desireBody(guid, VERSION)) };
+      },
+    },
+  ];
 }

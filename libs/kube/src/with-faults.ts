@@ -107,8 +107,8 @@ export function withFaults(port: KubernetesPort, rules: FaultRule[] = []): Fault
 
   const run = async (method: string, args: unknown[], call: () => Promise<unknown>): Promise<unknown> => {
     const rule = [...active].find((a) => a.matches(method, args));
-    const when = rule?.rule.when ?? 'before';
     if (!rule) return call();
+    const when = rule.rule.when ?? 'before';
     if (when === 'hang') {
       rule.use();
       return new Promise<never>(() => undefined);

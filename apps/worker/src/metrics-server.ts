@@ -46,10 +46,10 @@ export function metricsHandler(deps: MetricsServerDeps): (req: IncomingMessage, 
     const report = await runChecks({
       redis: { run: () => pingRedis(deps.redis), timeoutMs: READY_REDIS_TIMEOUT_MS },
       kubernetes: {
-        run: async () =>
-          (await deps.kube.getNamespace(deps.namespace))
-            ? 'ok'
-            : `reachable; namespace ${deps.namespace} does not exist`,
+        run: async () => {
+          if (await deps.kube.getNamespace(deps.namespace)) return 'ok';
+          throw new Error(`reachable, but namespace ${deps.namespace} does not exist (OPI_NAMESPACE)`);
+        },
         timeoutMs: READY_KUBE_TIMEOUT_MS,
       },
       ...(deps.watches ? { watches: { run: deps.watches, timeoutMs: READY_REDIS_TIMEOUT_MS } } : {}),

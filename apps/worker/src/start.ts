@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { type CacheLeader, startCacheLeader } from './cache/cache-leader.js';
 import { cacheObserver } from './cache/cache-metrics.js';
 import { checkWatches } from './cache/watch-health.js';
+import { NamespaceAlarm } from './namespace-alarm.js';
 import { type InboxPump, startInboxPump } from './inbox-pump.js';
 import { type RunningMetricsServer, startMetricsServer } from './metrics-server.js';
 import type { HandlerDeps } from './deps.js';
@@ -133,6 +134,7 @@ export async function startWorker(
     concurrency: settings.worker.concurrency,
     lockMs: settings.worker.lockMs,
     metrics,
+    namespaceAlarm: new NamespaceAlarm({ namespace: settings.namespace, logger, store }),
   };
   const workers = startWorkers(deps, workerOptions);
   started.workers = workers;

@@ -9,6 +9,7 @@ import { KubeApiError } from '@opi/kube';
 import type { CallbackKind, OpiMetrics } from '@opi/metrics';
 import { JOBS, type JobKey, type JobPayload, QUEUE_NAMES, type RedisClient, jobKeyOf } from '@opi/queue';
 import type { HandlerDeps } from './deps.js';
+import type { NamespaceAlarm } from './namespace-alarm.js';
 import { convergeLrp } from './handlers/converge-lrp.js';
 import { settleRollout } from './handlers/settle-rollout.js';
 import { stopInstance } from './handlers/stop-instance.js';
@@ -29,6 +30,8 @@ export interface WorkerOptions {
   lockMs: number;
   /** Where job outcomes are counted; omitted: nowhere. */
   metrics?: OpiMetrics;
+  /** Says a missing namespace once; failures it recognises are then logged at debug. */
+  namespaceAlarm?: NamespaceAlarm;
 }
 
 export interface RunningWorkers {
@@ -107,6 +110,9 @@ async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, data: un
   return handler(deps, opts, parsed.data);
 }
 
+/** A permanent failure whose cause was already logged once (a missing namespace): its job's line is debug. */
+class AlreadySaid extends UnrecoverableError {}
+
 async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promise<unknown> {
   const key = jobKeyOf(job.name);
   if (!key) throw new UnrecoverableError(`unknown job name ${job.name}`);
@@ -114,7 +120,8 @@ async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promi
     return await run(key, deps, opts, job.data);
   } catch (err) {
     if (err instanceof KubeApiError && !err.transient) {
-      throw new UnrecoverableError(`kubernetes refused: ${err.status} ${err.reason}: ${err.message}`);
+      const message = `kubernetes refused: ${err.status} ${err.reason}: ${err.message}`;
+      throw opts.namespaceAlarm?.noticed(err) ? new AlreadySaid(message) : new UnrecoverableError(message);
     }
     throw err;
   }
@@ -150,7 +157,9 @@ const COMMON = (opts: WorkerOptions) => ({
 function queueWorker(queue: string, deps: HandlerDeps, opts: WorkerOptions, concurrency: number): Worker {
   const w = new Worker(queue, (job) => dispatch(deps, opts, job), { ...COMMON(opts), concurrency });
   w.on('failed', (job, err) => {
-    deps.logger.warn({ ...identity(job), attemptsMade: job?.attemptsMade, err: err.message }, 'job failed');
+    const line = { ...identity(job), attemptsMade: job?.attemptsMade, err: err.message };
+    if (err instanceof AlreadySaid) deps.logger.debug(line, 'job failed');
+    else deps.logger.warn(line, 'job failed');
     if (job && opts.metrics) observeFailed(opts.metrics, w.name, job, err);
   });
   w.on('completed', (job, result) => {

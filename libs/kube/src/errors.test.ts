@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { AlreadyExistsError, ConflictError, KubeApiError, classify, requestTimeoutError } from './errors.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  KubeApiError,
+  classify,
+  missingNamespace,
+  requestTimeoutError,
+} from './errors.js';
 
 /** The shape client-node 1.x throws: numeric code, the raw body text, the response headers. */
 function apiException(code: number, body: unknown, headers: Record<string, string> = {}): Error {
@@ -170,5 +177,29 @@ describe('classify: no answer', () => {
   it('passes a KubeApiError through', () => {
     const e = new ConflictError({ message: 'stale' });
     expect(classify(e)).toBe(e);
+  });
+});
+
+describe('missingNamespace', () => {
+  const notFound = (message: string) =>
+    new KubeApiError({ status: 404, reason: 'NotFound', transient: false, message });
+
+  it('names the namespace of a 404 that says the namespace is missing', () => {
+    expect(missingNamespace(notFound('namespaces "cf-workloads" not found'))).toBe('cf-workloads');
+  });
+
+  it('is undefined for any other error', () => {
+    expect(missingNamespace(notFound('deployments.apps "web" not found'))).toBeUndefined();
+    expect(
+      missingNamespace(
+        new KubeApiError({
+          status: 403,
+          reason: 'Forbidden',
+          transient: false,
+          message: 'namespaces "x" not found',
+        }),
+      ),
+    ).toBeUndefined();
+    expect(missingNamespace(new Error('namespaces "x" not found'))).toBeUndefined();
   });
 });

@@ -203,6 +203,15 @@ function networkReason(err: { code?: unknown; name?: unknown; type?: unknown; me
   return undefined;
 }
 
+/**
+ * The namespace named by a 404 that says the namespace itself does not exist (`namespaces "x" not
+ * found`, what a create or a Lease claim in a missing namespace gets), else undefined.
+ */
+export function missingNamespace(err: unknown): string | undefined {
+  if (!(err instanceof KubeApiError) || err.status !== 404) return undefined;
+  return /^namespaces "([^"]+)" not found$/.exec(err.message)?.[1];
+}
+
 /** Turns anything a Kubernetes call threw into a KubeApiError. */
 export function classify(err: unknown, ctx?: CallContext): KubeApiError {
   if (err instanceof KubeApiError) return err;

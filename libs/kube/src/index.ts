@@ -25,6 +25,7 @@ export {
   classify,
   httpStatusOf,
   isKubeApiError,
+  missingNamespace,
   type CallContext,
   type KubeApiErrorInit,
 } from './errors.js';

@@ -43,6 +43,8 @@ export function keys(prefix: string) {
     cacheEpoch: `${prefix}:state:cache:epoch`,
     /** Hash of per-kind watch status written by the cache writer (resourceVersion, last event, …). */
     watchStatus: `${prefix}:state:watch`,
+    /** What stops the workers from doing anything in the cluster (e.g. a missing namespace), with a TTL. */
+    clusterProblem: `${prefix}:state:problem`,
   };
 }
 

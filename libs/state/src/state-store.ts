@@ -343,6 +343,19 @@ export class StateStore {
     };
   }
 
+  /**
+   * What a worker found stops everything in the cluster, for the API's /readyz; it lapses after `ttlSeconds`
+   * unless said again, so a worker that died or recovered leaves nothing stale behind.
+   */
+  async setClusterProblem(problem: string | undefined, ttlSeconds = 60): Promise<void> {
+    if (problem === undefined) await this.redis.del(this.keys.clusterProblem);
+    else await this.redis.set(this.keys.clusterProblem, problem, 'EX', ttlSeconds);
+  }
+
+  async clusterProblem(): Promise<string | undefined> {
+    return (await this.redis.get(this.keys.clusterProblem)) ?? undefined;
+  }
+
   /** The watch status the cache writer's heartbeat left, per kind (JSON each). */
   async watchStatus(): Promise<Record<string, string>> {
     return this.redis.hgetall(this.keys.watchStatus);

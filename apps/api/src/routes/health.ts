@@ -27,7 +27,7 @@ export const READY_REDIS_TIMEOUT_MS = 1000;
 
 export interface HealthDeps {
   redis: Pingable;
-  store: SyncMetaSource;
+  store: SyncMetaSource & { clusterProblem(): Promise<string | undefined> };
   /** Readiness changes are logged here (the probes themselves are not). */
   logger?: Logger;
 }
@@ -44,6 +44,15 @@ export function healthRouter(deps: HealthDeps): Router {
     const report = await runChecks({
       redis: { run: () => pingRedis(deps.redis), timeoutMs: READY_REDIS_TIMEOUT_MS },
       cache: { run: () => checkCacheFresh(deps.store, MAX_CACHE_AGE_MS), timeoutMs: READY_REDIS_TIMEOUT_MS },
+      // What a worker found stops everything in the cluster (a missing namespace), said here too.
+      cluster: {
+        run: async () => {
+          const problem = await deps.store.clusterProblem();
+          if (problem) throw new Error(problem);
+          return 'no problem reported by the workers';
+        },
+        timeoutMs: READY_REDIS_TIMEOUT_MS,
+      },
     });
     const now = report.status === 'ok';
     // Probes are not logged, so say when the answer changes: that is when an operator wants to know why.

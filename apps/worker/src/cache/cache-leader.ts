@@ -84,6 +84,7 @@ export function startCacheLeader(o: CacheLeaderOptions): CacheLeader {
     onStartedLeading: (token) => {
       void enqueue(async () => {
         logger.info({ identity: o.identity, token }, 'holding the cache writer Lease: watching the cluster');
+        o.workerOptions.namespaceAlarm?.cleared();
         o.observer?.leading?.(true);
         term = new Term(o, token, () => elector.isLeader());
         await term.begin();
@@ -99,6 +100,8 @@ export function startCacheLeader(o: CacheLeaderOptions): CacheLeader {
         await t?.end();
       }),
     onError: (err, phase) => {
+      // A missing namespace (where the Lease lives) is said once, not at every claim.
+      if (o.workerOptions.namespaceAlarm?.noticed(err)) return;
       logger.warn({ phase, err: err instanceof Error ? err.message : String(err) }, 'cache writer Lease');
     },
   });

@@ -1,112 +1,20 @@
 /**
- * The request schemas against CC's bodies (../../../../shared/opi-contract.md): a complete desire body
- * parses, ignored and unknown fields are accepted, and every invalid body is refused with a message that
- * names the offending field (the API answers it as `{"error": {"message"}}`).
+ * desireLrpSchema against CC's desire bodies (../../../../shared/opi-contract.md): a complete body parses,
+ * ignored and unknown fields are accepted, and every invalid body is refused with a message that names the
+ * offending field (the API answers it as `{"error": {"message"}}`).
  */
 import { describe, expect, it } from '@jest/globals';
 import {
-  describeIssues,
-  desireLrpSchema,
-  guidParam,
-  indexParam,
-  updateLrpSchema,
-  versionParam,
-} from './schemas.js';
-
-const GUID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
-const VERSION = '11111111-2222-3333-4444-555555555555';
-const PROCESS_GUID = `${GUID}-${VERSION}`;
-
-/** Every field CC sends on a desire, including the ones the server ignores and a few it never heard of. */
-function fullDesireBody(): Record<string, unknown> {
-  return {
-    guid: GUID,
-    version: VERSION,
-    process_guid: PROCESS_GUID,
-    process_type: 'web',
-    app_guid: 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee',
-    app_name: 'my-app',
-    space_guid: 'space-guid-1',
-    space_name: 'dev',
-    organization_guid: 'org-guid-1',
-    organization_name: 'acme',
-    namespace: 'cf-workloads',
-    ports: [8080, 9090],
-    environment: {
-      VCAP_APPLICATION: '{"application_id":"x","limits":{"mem":256}}',
-      VCAP_SERVICES: '{}',
-      'my.dotted-var_1': 'v',
-      _UNDERSCORE: '',
-    },
-    instances: 3,
-    last_updated: '1589212345.123456',
-    health_check_type: 'http',
-    health_check_http_endpoint: '/healthz',
-    health_check_timeout_ms: 60000,
-    start_timeout_ms: 60000,
-    memory_mb: 256,
-    disk_mb: 1024,
-    cpu_weight: 100,
-    volume_mounts: [{ volume_id: 'my-claim.data', mount_dir: '/var/vcap/data/x' }],
-    lifecycle: {
-      docker_lifecycle: {
-        image: 'registry.example.com/team/app:1.2',
-        command: ['/bin/sh', '-c', 'bundle exec rackup'],
-        registry_username: 'user',
-        registry_password: 's3cret',
-      },
-    },
-    user_defined_annotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
-    // Sent by CC, kept with the LRP, not acted on.
-    placement_tags: ['isolation-segment-a'],
-    routes: {
-      'cf-router': [
-        { hostname: 'app.example.com', port: 8080 },
-        { hostname: 'app.example.com/api', port: 8080 },
-      ],
-      tcp_router: [],
-    },
-    // Diego's SecurityGroupRule in protobuf JSON, as apps_rest_client_spec.rb expects it.
-    egress_rules: [
-      { protocol: 'udp', destinations: ['1.2.3.4'], ports: [8080] },
-      { protocol: 'tcp', destinations: ['5.6.7.8'], portRange: { start: 9090, end: 9095 }, log: true },
-    ],
-    // Not in the contract at all.
-    log_guid: 'log-guid',
-    metrics_guid: 'metrics-guid',
-    some_future_field: { nested: [1, 2, 3] },
-  };
-}
-
-/** The smallest body the schema accepts: everything optional left out. */
-function minimalDesireBody(): Record<string, unknown> {
-  return {
-    guid: GUID,
-    version: VERSION,
-    process_guid: PROCESS_GUID,
-    instances: 1,
-    memory_mb: 128,
-    disk_mb: 256,
-    health_check_type: 'process',
-    lifecycle: { docker_lifecycle: { image: 'nginx' } },
-  };
-}
-
-/** A copy of the full body with `field` set to `value` (undefined removes it). */
-function withField(field: string, value: unknown, base = fullDesireBody()): Record<string, unknown> {
-  const body = Object.fromEntries(Object.entries(base).filter(([k]) => k !== field));
-  return value === undefined ? body : { ...body, [field]: value };
-}
-
-/** Whether `message` has an issue for exactly this path (`a.b.0: ...`). */
-function namesField(message: string, path: string): boolean {
-  return message.split('; ').some((part) => part.startsWith(`${path}: `));
-}
-
-function issuesOf(result: { success: boolean; error?: Parameters<typeof describeIssues>[0] }): string {
-  if (result.success || !result.error) throw new Error('expected the parse to fail');
-  return describeIssues(result.error);
-}
+  GUID,
+  issuesOf,
+  minimalDesireBody,
+  namesField,
+  PROCESS_GUID,
+  VERSION,
+  fullDesireBody,
+  withField,
+} from './desire-body.fixture.js';
+import { describeIssues, desireLrpSchema } from './schemas.js';
 
 describe('desireLrpSchema: valid bodies', () => {
   it('parses a complete CC desire body, including ignored and unknown fields', () => {
@@ -438,118 +346,5 @@ describe('desireLrpSchema: invalid bodies name the field', () => {
     const env = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`${i}BAD`, 'x']));
     const message = issuesOf(desireLrpSchema.safeParse(withField('environment', env)));
     expect(message.split('; ')).toHaveLength(10);
-  });
-});
-
-describe('updateLrpSchema', () => {
-  const valid = () => ({
-    guid: GUID,
-    version: VERSION,
-    update: { instances: 2, annotation: '1589212346.654321' },
-  });
-
-  it.each<[string, Record<string, unknown>]>([
-    ['instances and annotation', valid()],
-    ['an image', { ...valid(), update: { ...valid().update, image: 'nginx:2' } }],
-    ['an empty image', { ...valid(), update: { ...valid().update, image: '' } }],
-    [
-      'routes and unknown fields',
-      { ...valid(), update: { ...valid().update, routes: { cf_router: [] }, x: 1 }, y: 2 },
-    ],
-    ['zero instances', { ...valid(), update: { ...valid().update, instances: 0 } }],
-  ])('accepts %s', (_what, body) => {
-    const r = updateLrpSchema.safeParse(body);
-    if (!r.success) throw new Error(describeIssues(r.error));
-    expect(r.data.update.instances).toBe((body['update'] as { instances: number }).instances);
-  });
-
-  it.each<[string, string]>([
-    ['nginx:2', 'nginx:2'],
-    ['  registry.example.com/a:1 ', 'registry.example.com/a:1'],
-    ['   ', ''],
-    ['', ''],
-  ])('trims the image %j to %j (blank leaves the image as is)', (image, expected) => {
-    expect(updateLrpSchema.parse({ ...valid(), update: { ...valid().update, image } }).update.image).toBe(
-      expected,
-    );
-  });
-
-  it('keeps the annotation byte for byte and drops unknown fields', () => {
-    const r = updateLrpSchema.parse({
-      ...valid(),
-      update: {
-        ...valid().update,
-        annotation: 'ünïcødé 1589212345.1234560',
-        routes: { 'cf-router': [{ hostname: 'a.example.com', port: 8080 }], a: 1 },
-      },
-      extra: true,
-    });
-    expect(r).toEqual({
-      guid: GUID,
-      version: VERSION,
-      update: {
-        instances: 2,
-        annotation: 'ünïcødé 1589212345.1234560',
-        routes: { 'cf-router': [{ hostname: 'a.example.com', port: 8080 }] },
-      },
-    });
-  });
-
-  it.each<[string, unknown, string]>([
-    ['missing guid', { ...valid(), guid: undefined }, 'guid'],
-    ['a guid with a slash', { ...valid(), guid: 'a/b' }, 'guid'],
-    ['a version of 64 characters', { ...valid(), version: 'v'.repeat(64) }, 'version'],
-    ['missing update', { guid: GUID, version: VERSION }, 'update'],
-    ['update as an array', { ...valid(), update: [] }, 'update'],
-    ['missing instances', { ...valid(), update: { annotation: 'x' } }, 'update.instances'],
-    ['negative instances', { ...valid(), update: { instances: -1, annotation: 'x' } }, 'update.instances'],
-    [
-      'instances as a string',
-      { ...valid(), update: { instances: '2', annotation: 'x' } },
-      'update.instances',
-    ],
-    ['missing annotation', { ...valid(), update: { instances: 1 } }, 'update.annotation'],
-    [
-      'annotation as a number',
-      { ...valid(), update: { instances: 1, annotation: 1589212345.1 } },
-      'update.annotation',
-    ],
-    ['image as a number', { ...valid(), update: { ...valid().update, image: 7 } }, 'update.image'],
-    ['an array body', [valid()], 'body'],
-  ])('refuses %s', (_what, body, field) => {
-    const message = issuesOf(updateLrpSchema.safeParse(body));
-    expect(namesField(message, field)).toBe(true);
-  });
-});
-
-describe('path parameter schemas', () => {
-  it.each(['0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0', 'a', 'A.b_c-9', 'x'.repeat(63)])(
-    'accepts the guid/version %j',
-    (value) => {
-      expect(guidParam.safeParse(value).success).toBe(true);
-      expect(versionParam.safeParse(value).success).toBe(true);
-    },
-  );
-
-  it.each(['', 'a/b', '-a', 'a-', '_a', 'a.', 'x'.repeat(64), 'a b', 'ü'])(
-    'refuses the guid/version %j',
-    (value) => {
-      const g = guidParam.safeParse(value);
-      const v = versionParam.safeParse(value);
-      expect(g.success).toBe(false);
-      expect(v.success).toBe(false);
-      if (!g.success) expect(describeIssues(g.error)).toContain('guid must be');
-      if (!v.success) expect(describeIssues(v.error)).toContain('version must be');
-    },
-  );
-
-  it.each(['0', '1', '42', '99999', '007'])('accepts the index %j', (value) => {
-    expect(indexParam.safeParse(value).success).toBe(true);
-  });
-
-  it.each(['', '-1', '1.5', 'abc', '1e2', ' 1', '1 ', '0x1', '123456'])('refuses the index %j', (value) => {
-    const r = indexParam.safeParse(value);
-    expect(r.success).toBe(false);
-    if (!r.success) expect(describeIssues(r.error)).toContain('index must be a non-negative integer');
   });
 });

@@ -29,6 +29,7 @@ export {
   type CallContext,
   type KubeApiErrorInit,
 } from './errors.js';
+export { createOrGet, type CreateOrGetResult } from './create-or-get.js';
 export {
   ClientNodeKubernetes,
   DEFAULT_MAX_CONCURRENT_REQUESTS,

@@ -5,7 +5,7 @@
  * ownerReferences). Safe to run twice, late, or after a newer request: it never acts on the payload, only
  * on the record it reads now. A StatefulSet it replaced gets its rollout watched (settle-rollout.ts).
  */
-import { AlreadyExistsError, ConflictError, type KubernetesPort, type Stored } from '@opi/kube';
+import { ConflictError, type KubernetesPort, type Stored, createOrGet } from '@opi/kube';
 import type { DesiredLrp, LrpRecord } from '@opi/domain';
 import {
   ANNOTATION_GENERATION,
@@ -111,13 +111,17 @@ async function apply(
   };
   let action = 'unchanged';
   if (!workload) {
-    try {
-      workload = await v.create(ns, desired);
+    const made = await createOrGet(
+      () => v.create(ns, desired),
+      () => v.get(ns, name),
+    );
+    if (made.created) {
+      workload = made.object;
       action = 'created';
-    } catch (err) {
-      if (!(err instanceof AlreadyExistsError)) throw err;
-      workload = await v.get(ns, name);
-      if (!workload) throw err;
+    } else {
+      // Taken, then gone before the read (a stop deleted it): the create's refusal stands.
+      if (!made.existing) throw made.refusal;
+      workload = made.existing;
     }
   }
   if (action !== 'created' && !sameGeneration(workload, generation)) {
@@ -172,13 +176,7 @@ async function convergePdb(
   if (pdb) {
     const owned = ownedBy(pdb, workload);
     const current = await kube.getPodDisruptionBudget(ns, pdb.metadata.name);
-    if (!current) {
-      try {
-        await kube.createPodDisruptionBudget(ns, owned);
-      } catch (err) {
-        if (!(err instanceof AlreadyExistsError)) throw err;
-      }
-    }
+    if (!current) await createOrGet(() => kube.createPodDisruptionBudget(ns, owned));
   } else if (action !== 'created') {
     // Whatever the action (as for the Secret), or a retry would leave the PDB of a scale-down behind. A PDB is
     // only ever created owned by a workload, so none but a doomed one can exist next to a new one.
@@ -196,16 +194,15 @@ async function upsertSecret(
   name: string,
   secret: NonNullable<ReturnType<typeof registrySecret>>,
 ): Promise<void> {
-  const current = await kube.getSecret(ns, name);
-  if (!current) {
-    try {
-      await kube.createSecret(ns, secret);
-      return;
-    } catch (err) {
-      if (!(err instanceof AlreadyExistsError)) throw err;
-    }
+  let latest = await kube.getSecret(ns, name);
+  if (!latest) {
+    const made = await createOrGet(
+      () => kube.createSecret(ns, secret),
+      () => kube.getSecret(ns, name),
+    );
+    if (made.created) return;
+    latest = made.existing;
   }
-  const latest = current ?? (await kube.getSecret(ns, name));
   if (latest && JSON.stringify(latest.data) !== JSON.stringify(secret.data)) {
     await kube.replaceSecret(ns, {
       ...secret,

@@ -3,7 +3,7 @@
  * Job with its pods and reports the cancellation; report-task tells CC how the task ended, marks the Job
  * so it is told once, and takes the task off GET /tasks. Each reads the record, so re-runs are harmless.
  */
-import { AlreadyExistsError, type KubernetesPort } from '@opi/kube';
+import { type KubernetesPort, createOrGet } from '@opi/kube';
 import { taskCompletedBody } from '@opi/callbacks';
 import {
   type Job,
@@ -31,13 +31,13 @@ export async function ownSecretByJob(
   await kube.replaceSecret(namespace, ownedBy(current, job));
 }
 
+/** Creates the Job, or reads the one a previous run made (its name is the guid's); `job` if that is gone. */
 export async function createJobOnce(kube: KubernetesPort, namespace: string, job: Job): Promise<Job> {
-  try {
-    return await kube.createJob(namespace, job);
-  } catch (err) {
-    if (!(err instanceof AlreadyExistsError)) throw err;
-    return (await kube.getJob(namespace, job.metadata.name)) ?? job;
-  }
+  const made = await createOrGet(
+    () => kube.createJob(namespace, job),
+    () => kube.getJob(namespace, job.metadata.name),
+  );
+  return made.created ? made.object : (made.existing ?? job);
 }
 
 export async function runTask(deps: HandlerDeps, taskGuid: string): Promise<string> {
@@ -47,13 +47,8 @@ export async function runTask(deps: HandlerDeps, taskGuid: string): Promise<stri
   const { task } = rec;
   const ns = task.namespace;
   const secret = taskRegistrySecret(task);
-  if (secret) {
-    try {
-      await deps.kube.createSecret(ns, secret);
-    } catch (err) {
-      if (!(err instanceof AlreadyExistsError)) throw err;
-    }
-  }
+  // One a previous run made is left as it is: the task's credentials do not change.
+  if (secret) await createOrGet(() => deps.kube.createSecret(ns, secret));
   const job = await createJobOnce(deps.kube, ns, taskToJob(task, { runAsNonRoot: deps.runAsNonRoot }));
   if (secret) await ownSecretByJob(deps.kube, ns, secret, job);
   return `job ${ns}/${job.metadata.name}`;

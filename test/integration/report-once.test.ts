@@ -75,10 +75,10 @@ describe('task reports and records under faults', () => {
     const { kube, deps, guid } = await setUp();
     // Its Job's annotation fails twice, as a cluster answering 503 would.
     const marks = kube.faults.inject({ method: 'annotateJob', times: 2 });
-    await expect(reportTask(deps, guid)).resolves.toMatch(/^delivered/);
+    await expect(reportTask(deps, guid)).resolves.toMatchObject({ kind: 'delivered' });
     expect(marks.fired).toBe(2);
     // A second run of the job (a retry, or another worker taking it over) finds it reported.
-    await expect(reportTask(deps, guid)).resolves.toBe('already reported');
+    await expect(reportTask(deps, guid)).resolves.toEqual({ kind: 'skipped', why: 'already reported' });
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
     expect(
       (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
@@ -90,7 +90,7 @@ describe('task reports and records under faults', () => {
   it('reads the Job again in place when the cluster blips, so the attempt is not used up', async () => {
     const { kube, deps, guid } = await setUp();
     const reads = kube.faults.inject({ method: 'getJob', times: 2 });
-    await expect(reportTask(deps, guid)).resolves.toMatch(/^delivered/);
+    await expect(reportTask(deps, guid)).resolves.toMatchObject({ kind: 'delivered' });
     expect(reads).toMatchObject({ fired: 2, remaining: 0 });
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
   });
@@ -120,7 +120,10 @@ describe('task reports and records under faults', () => {
     expect((await deps.tasks.getTask(guid))?.reported).toBe(false);
 
     // Its job stalls and another worker, Redis back, runs it: the Job says reported, so no second post.
-    await expect(reportTask(deps, guid)).resolves.toBe('already reported (its Job says so)');
+    await expect(reportTask(deps, guid)).resolves.toEqual({
+      kind: 'skipped',
+      why: 'already reported (its Job says so)',
+    });
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
     expect((await deps.tasks.getTask(guid))?.reported).toBe(true);
     expect(await deps.tasks.unreportedTaskGuids()).not.toContain(guid);
@@ -141,7 +144,10 @@ describe('task reports and records under faults', () => {
 
     hang.remove();
     // The job stalls and another worker runs it: the record says reported, and the Job is marked now.
-    await expect(reportTask(deps, guid)).resolves.toBe('already reported (its Job marked now)');
+    await expect(reportTask(deps, guid)).resolves.toEqual({
+      kind: 'skipped',
+      why: 'already reported (its Job marked now)',
+    });
     expect(
       (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
     ).toBeTruthy();

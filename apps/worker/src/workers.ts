@@ -17,6 +17,7 @@ import { syncCluster } from './handlers/sync-cluster.js';
 import { reportCrash } from './handlers/crash.js';
 import { reportStaging, stage } from './handlers/staging.js';
 import { cancelTask, reportTask, runTask } from './handlers/tasks.js';
+import { type JobResult, type Outcome, resultOf } from './handlers/outcome.js';
 
 export interface WorkerOptions {
   connection: RedisClient;
@@ -40,7 +41,7 @@ export interface RunningWorkers {
 }
 
 type Handlers = {
-  [K in JobKey]: (deps: HandlerDeps, opts: WorkerOptions, payload: JobPayload<K>) => Promise<unknown>;
+  [K in JobKey]: (deps: HandlerDeps, opts: WorkerOptions, payload: JobPayload<K>) => Promise<Outcome>;
 };
 
 /** Every registered job has its handler here; the compiler refuses a job without one. */
@@ -51,7 +52,8 @@ const HANDLERS: Handlers = {
   syncCluster: async (deps, opts) => {
     // Only the cache writer consumes the sync queue (startSyncWorker); this guards a miswiring.
     if (!deps.cluster) throw new Error('the sync runs only where the cluster is watched');
-    return (await syncCluster(deps, deps.cluster, opts.lockMs)) ?? 'skipped: another sync is running';
+    const report = await syncCluster(deps, deps.cluster, opts.lockMs);
+    return report ? { kind: 'synced', report } : { kind: 'skipped', why: 'another sync is running' };
   },
   runTask: (deps, _o, p) => runTask(deps, p.taskGuid),
   cancelTask: (deps, _o, p) => cancelTask(deps, p.taskGuid),
@@ -67,28 +69,38 @@ const CALLBACK_KINDS: Record<string, CallbackKind> = {
   [JOBS.reportCrash.name]: 'crash',
 };
 
-/** postToCc (handlers/report.ts) completes a report CC refused with this, so it is not retried. */
-function refusedByCc(result: unknown): boolean {
-  return typeof result === 'string' && result.startsWith('refused by CC');
-}
-
-function syncDurationMs(result: unknown): number | undefined {
-  if (typeof result !== 'object' || result === null || !('durationMs' in result)) return undefined;
-  return typeof result.durationMs === 'number' ? result.durationMs : undefined;
-}
-
 /** Time of the attempt that just ended: BullMQ stamps its start (processedOn) and, when done, its end. */
 function attemptMs(job: Job): number {
   return (job.finishedOn ?? Date.now()) - (job.processedOn ?? Date.now());
 }
 
-/** Job metrics come from the Worker's events, so the handlers stay free of them. */
-function observeCompleted(metrics: OpiMetrics, queue: string, job: Job, result: unknown): void {
-  metrics.observeJob(queue, job.name, 'completed', attemptMs(job), job.attemptsMade);
-  const kind = CALLBACK_KINDS[job.name];
-  if (kind && refusedByCc(result)) metrics.observeCallbackFailure(kind, 'refused');
-  const syncMs = job.name === JOBS.syncCluster.name ? syncDurationMs(result) : undefined;
-  if (syncMs !== undefined) metrics.observeSync(syncMs);
+/**
+ * What an outcome counts besides the job itself: a report CC refused (completed, so never retried) and a
+ * sync's duration. Metrics are counted here and from the Worker's events, so the handlers stay free of them.
+ */
+function observeOutcome(metrics: OpiMetrics, job: Job, outcome: Outcome): void {
+  switch (outcome.kind) {
+    case 'refused': {
+      const kind = CALLBACK_KINDS[job.name];
+      if (kind) metrics.observeCallbackFailure(kind, 'refused');
+      return;
+    }
+    case 'synced':
+      metrics.observeSync(outcome.report.durationMs);
+      return;
+    case 'no-record':
+    case 'skipped':
+    case 'converged':
+    case 'stopped':
+    case 'instance-stopped':
+    case 'rollout-checked':
+    case 'job-created':
+    case 'job-deleted':
+    case 'staged':
+    case 'staging-failed':
+    case 'delivered':
+      return;
+  }
 }
 
 function observeFailed(metrics: OpiMetrics, queue: string, job: Job, err: Error): void {
@@ -102,22 +114,25 @@ function observeFailed(metrics: OpiMetrics, queue: string, job: Job, err: Error)
   if (final && kind) metrics.observeCallbackFailure(kind, 'gave_up');
 }
 
-async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, data: unknown): Promise<unknown> {
+async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, data: unknown): Promise<Outcome> {
   const parsed = JOBS[key].schema.safeParse(data);
   if (!parsed.success) throw new UnrecoverableError(`invalid payload: ${parsed.error.message}`);
   // The table is typed per job, and the payload was just checked against that job's own schema.
-  const handler = HANDLERS[key] as (d: HandlerDeps, o: WorkerOptions, p: unknown) => Promise<unknown>;
+  const handler = HANDLERS[key] as (d: HandlerDeps, o: WorkerOptions, p: unknown) => Promise<Outcome>;
   return handler(deps, opts, parsed.data);
 }
 
 /** A permanent failure whose cause was already logged once (a missing namespace): its job's line is debug. */
 class AlreadySaid extends UnrecoverableError {}
 
-async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promise<unknown> {
+/** Runs the job's handler; its outcome is counted here and returned as the job's result (resultOf). */
+async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promise<JobResult> {
   const key = jobKeyOf(job.name);
   if (!key) throw new UnrecoverableError(`unknown job name ${job.name}`);
   try {
-    return await run(key, deps, opts, job.data);
+    const outcome = await run(key, deps, opts, job.data);
+    if (opts.metrics) observeOutcome(opts.metrics, job, outcome);
+    return resultOf(outcome);
   } catch (err) {
     if (err instanceof KubeApiError && !err.transient) {
       const message = `kubernetes refused: ${err.status} ${err.reason}: ${err.message}`;
@@ -172,7 +187,7 @@ function queueWorker(queue: string, deps: HandlerDeps, opts: WorkerOptions, conc
     };
     if (job.name === JOBS.syncCluster.name) deps.logger.debug(line, 'job done');
     else deps.logger.info(line, 'job done');
-    if (opts.metrics) observeCompleted(opts.metrics, w.name, job, result);
+    opts.metrics?.observeJob(w.name, job.name, 'completed', attemptMs(job), job.attemptsMade);
   });
   w.on('error', (err) => {
     deps.logger.error({ err }, 'worker error');

@@ -32,7 +32,10 @@ describe('converge-lrp: Kubernetes errors', () => {
     expect(err).toMatchObject({ transient: true, status: 503 });
     expect(await deploymentOf(e, lrp)).toBeUndefined();
 
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^created/);
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'created',
+    });
     const d = (await deploymentOf(e, lrp))!;
     expect((await secretOf(e, lrp))!.metadata.ownerReferences).toEqual([
       expect.objectContaining({ uid: d.metadata.uid }),
@@ -104,7 +107,10 @@ describe('converge-lrp: Kubernetes errors', () => {
     await e.store.desire({ ...lrp, instances: 1 });
     const before = e.calls.length;
 
-    await expect(convergeLrp(e.deps, lrp.processGuid, { fresh: true })).resolves.toMatch(/^created/);
+    await expect(convergeLrp(e.deps, lrp.processGuid, { fresh: true })).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'created',
+    });
 
     expect(e.calls.slice(before).map((c) => `${c.verb} ${c.resource}`)).toEqual(['create deployments']);
   });
@@ -115,7 +121,10 @@ describe('converge-lrp: Kubernetes errors', () => {
     await desireAndConverge(e, lrp);
     const updated = await e.store.update(lrp.processGuid, { instances: 1, annotation: 'scaled down' });
 
-    await expect(convergeLrp(e.deps, lrp.processGuid, { fresh: true })).resolves.toMatch(/^updated/);
+    await expect(convergeLrp(e.deps, lrp.processGuid, { fresh: true })).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'updated',
+    });
 
     const d = (await deploymentOf(e, lrp))!;
     expect(d.spec!.replicas).toBe(1);

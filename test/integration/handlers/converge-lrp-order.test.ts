@@ -75,12 +75,12 @@ describe('converge-lrp: order and concurrency', () => {
     for (let lag = 0; lag < 12; lag++) {
       const lrp = newLrp({ appName: `race-${lag}` });
       await e.store.desire(lrp);
-      const late = async (): Promise<string> => {
+      const late = async (): Promise<Awaited<ReturnType<typeof convergeLrp>>> => {
         for (let i = 0; i < lag; i++) await new Promise<void>((r) => setImmediate(r));
         return convergeLrp(e.deps, lrp.processGuid);
       };
       const results = await Promise.all([convergeLrp(e.deps, lrp.processGuid), late()]);
-      expect(results.filter((r) => r.startsWith('created'))).toHaveLength(1);
+      expect(results.filter((r) => r.kind === 'converged' && r.action === 'created')).toHaveLength(1);
 
       const list = await e.kube.listDeployments(NS, `cloudfoundry.org/guid=${lrp.guid}`);
       expect(list.items).toHaveLength(1);

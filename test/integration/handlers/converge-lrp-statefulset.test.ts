@@ -28,7 +28,11 @@ describe('converge-lrp: the StatefulSet mode', () => {
     const e = await suite.newEnv('statefulset');
     const lrp = newLrp({ instances: 3 });
     const { generation } = await e.store.desire(lrp);
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^created statefulset/);
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'created',
+      workload: 'statefulset',
+    });
 
     const s = (await statefulSetOf(e, lrp))!;
     const expected = lrpToStatefulSet(lrp, { runAsNonRoot: RUN_AS_NON_ROOT, instanceIndexEnv: true });
@@ -44,7 +48,11 @@ describe('converge-lrp: the StatefulSet mode', () => {
 
     // An update replaces it; nothing else appears.
     await e.store.update(lrp.processGuid, { instances: 1, annotation: '2.0' });
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^updated statefulset/);
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'updated',
+      workload: 'statefulset',
+    });
     expect((await statefulSetOf(e, lrp))?.spec?.replicas).toBe(1);
     expect(await pdbOf(e, lrp)).toBeUndefined();
     expect(names(e, 'deployments')).toEqual([]);
@@ -58,7 +66,11 @@ describe('converge-lrp: the StatefulSet mode', () => {
 
     e.deps = { ...e.deps, workloadKind: 'statefulset' };
     await e.store.update(lrp.processGuid, { instances: 2, annotation: '2.0' });
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^updated deployment/);
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'updated',
+      workload: 'deployment',
+    });
     expect((await deploymentOf(e, lrp))?.metadata.uid).toBe(before.metadata.uid);
     expect((await deploymentOf(e, lrp))?.spec?.replicas).toBe(2);
     expect(names(e, 'statefulsets')).toEqual([]);
@@ -78,9 +90,11 @@ describe('converge-lrp: the StatefulSet mode', () => {
     await e.kube.createDeployment(NS, lrpToDeployment(lrp, { runAsNonRoot: RUN_AS_NON_ROOT }));
 
     await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toBe(
-      'stopped: 1 deployment(s), 1 statefulset(s) deleted',
-    );
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toEqual({
+      kind: 'stopped',
+      deployments: 1,
+      statefulsets: 1,
+    });
     expect(names(e, 'statefulsets')).toEqual([]);
     expect(names(e, 'deployments')).toEqual([]);
     // The garbage collector takes the Secret the StatefulSet owned.

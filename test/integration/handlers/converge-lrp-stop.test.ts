@@ -45,7 +45,11 @@ describe('converge-lrp: a stopped LRP', () => {
 
     const { existed } = await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
     expect(existed).toBe(true);
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toBe('stopped: 1 deployment(s) deleted');
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toEqual({
+      kind: 'stopped',
+      deployments: 1,
+      statefulsets: 0,
+    });
 
     expect(await deploymentOf(e, lrp)).toBeUndefined();
     // The garbage collector deletes what the Deployment owned, a moment later.
@@ -69,7 +73,11 @@ describe('converge-lrp: a stopped LRP', () => {
     await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
     await convergeLrp(e.deps, lrp.processGuid);
 
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toBe('stopped: 0 deployment(s) deleted');
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toEqual({
+      kind: 'stopped',
+      deployments: 0,
+      statefulsets: 0,
+    });
     await expect(e.kube.deleteDeployment(NS, workloadName(lrp))).resolves.toBe('absent');
     expect(names(e, 'deployments')).toEqual([]);
   });
@@ -84,7 +92,11 @@ describe('converge-lrp: a stopped LRP', () => {
 
     const { existed } = await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
     expect(existed).toBe(false);
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toBe('stopped: 1 deployment(s) deleted');
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toEqual({
+      kind: 'stopped',
+      deployments: 1,
+      statefulsets: 0,
+    });
 
     expect(names(e, 'deployments')).toEqual([workloadName(bystander)]);
   });

@@ -36,7 +36,11 @@ describe('converge-lrp: a desired LRP', () => {
     const lrp = newLrp();
     const { generation } = await e.store.desire(lrp);
 
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^created deployment/);
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'created',
+      workload: 'deployment',
+    });
 
     const d = await deploymentOf(e, lrp);
     const expected = lrpToDeployment(lrp, { runAsNonRoot: RUN_AS_NON_ROOT });
@@ -123,8 +127,14 @@ describe('converge-lrp: a desired LRP', () => {
     const writes = () => e.calls.filter((c) => ['create', 'update', 'patch'].includes(c.verb)).length;
     const writesBefore = writes();
 
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^unchanged/);
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^unchanged/);
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'unchanged',
+    });
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'unchanged',
+    });
 
     expect({
       d: (await deploymentOf(e, lrp))!.metadata.resourceVersion,
@@ -142,7 +152,10 @@ describe('converge-lrp: a desired LRP', () => {
     const secretBefore = (await secretOf(e, lrp))!;
 
     const updated = await e.store.update(lrp.processGuid, { instances: 5, annotation: '1600000000.5' });
-    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatch(/^updated/);
+    await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'updated',
+    });
 
     const after = (await deploymentOf(e, lrp))!;
     expect(after.metadata.uid).toBe(before.metadata.uid);
@@ -197,7 +210,7 @@ describe('converge-lrp: a desired LRP', () => {
 
   it('does nothing for a process guid without a record', async () => {
     const e = await suite.newEnv();
-    await expect(convergeLrp(e.deps, newLrp().processGuid)).resolves.toMatch(/no record/);
+    await expect(convergeLrp(e.deps, newLrp().processGuid)).resolves.toEqual({ kind: 'no-record' });
     expect(names(e, 'deployments')).toEqual([]);
   });
 });

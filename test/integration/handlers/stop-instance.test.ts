@@ -23,16 +23,31 @@ describe('stop-instance', () => {
     seedPod(e, pod(lrp, 'web-1', 1, 'running'));
     seedPod(e, pod(other, 'other-0', 0, 'running'));
 
-    await expect(stopInstance(e.deps, lrp.processGuid, 'web-1')).resolves.toBe('pod web-1 deleted');
+    await expect(stopInstance(e.deps, lrp.processGuid, 'web-1')).resolves.toEqual({
+      kind: 'instance-stopped',
+      pod: 'web-1',
+      result: 'deleted',
+    });
     expect(names(e, 'pods')).toEqual(['other-0', 'web-0']);
     // The kubelet removes it once stopped. Again: already gone. Another app's pod: never touched.
     removeTerminatedPods(e);
-    await expect(stopInstance(e.deps, lrp.processGuid, 'web-1')).resolves.toBe('pod web-1 already gone');
-    await expect(stopInstance(e.deps, lrp.processGuid, 'other-0')).resolves.toBe('pod other-0 already gone');
+    await expect(stopInstance(e.deps, lrp.processGuid, 'web-1')).resolves.toEqual({
+      kind: 'instance-stopped',
+      pod: 'web-1',
+      result: 'already gone',
+    });
+    await expect(stopInstance(e.deps, lrp.processGuid, 'other-0')).resolves.toEqual({
+      kind: 'instance-stopped',
+      pod: 'other-0',
+      result: 'already gone',
+    });
     expect(names(e, 'pods')).toEqual(['other-0', 'web-0']);
 
     await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
-    await expect(stopInstance(e.deps, lrp.processGuid, 'web-0')).resolves.toBe('lrp no longer desired');
+    await expect(stopInstance(e.deps, lrp.processGuid, 'web-0')).resolves.toEqual({
+      kind: 'skipped',
+      why: 'lrp no longer desired',
+    });
     expect(names(e, 'pods')).toEqual(['other-0', 'web-0']);
   });
 });

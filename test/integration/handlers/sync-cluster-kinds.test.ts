@@ -55,7 +55,7 @@ describe.each(WORKLOAD_KINDS)('sync-cluster over %ss', (kind) => {
 
     // As a flush would: the record and its scheduling info are gone.
     await e.redis.del(e.store.keys.lrp(original.processGuid));
-    await e.redis.hdel(e.store.keys.sched, original.processGuid);
+    await e.redis.hdel(e.store.keys.schedulingInfos, original.processGuid);
     expect((await schedulingInfos(e.store)).has(original.processGuid)).toBe(false);
 
     await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ adopted: 1 });
@@ -68,7 +68,10 @@ describe.each(WORKLOAD_KINDS)('sync-cluster over %ss', (kind) => {
     expect(await pendingConverges(e.producer)).toEqual([original.processGuid]);
 
     // The converge the sync asked for re-stamps the workload without rolling its pods.
-    await expect(convergeLrp(e.deps, original.processGuid)).resolves.toMatch(/^updated/);
+    await expect(convergeLrp(e.deps, original.processGuid)).resolves.toMatchObject({
+      kind: 'converged',
+      action: 'updated',
+    });
     const d = (await workloadOf(e, original))!;
     expect(d.spec!.template).toEqual(template);
     expect(d.metadata.annotations![ANNOTATION_GENERATION]).toBe(String(record!.generation));
@@ -79,7 +82,7 @@ describe.each(WORKLOAD_KINDS)('sync-cluster over %ss', (kind) => {
     const original = newLrp();
     await desireAndConverge(e, original);
     await e.redis.del(e.store.keys.lrp(original.processGuid));
-    await e.redis.hdel(e.store.keys.sched, original.processGuid);
+    await e.redis.hdel(e.store.keys.schedulingInfos, original.processGuid);
     await e.kube.deleteSecret(NS, registrySecretName(original));
 
     await syncWatched(e, SYNC_LOCK_TTL_MS);

@@ -18,6 +18,7 @@ import {
   type WorkloadKind,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
+import type { Converged, NoRecord, Stopped } from './outcome.js';
 import { rolloutCheckDelayMs } from './settle-rollout.js';
 import { OTHER_KIND, type Workload, workloadVerbs } from './workload-verbs.js';
 
@@ -36,7 +37,7 @@ export async function convergeLrp(
   deps: HandlerDeps,
   processGuid: string,
   hints: ConvergeHints = {},
-): Promise<string> {
+): Promise<NoRecord | Converged | Stopped> {
   // A Conflict means someone else wrote since we read: start again from the record, never from the
   // object alone (the other writer may have applied a newer record than ours).
   for (let attempt = 1; ; attempt++) {
@@ -48,14 +49,19 @@ export async function convergeLrp(
   }
 }
 
-async function convergeOnce(deps: HandlerDeps, processGuid: string, fresh: boolean): Promise<string> {
+async function convergeOnce(
+  deps: HandlerDeps,
+  processGuid: string,
+  fresh: boolean,
+): Promise<NoRecord | Converged | Stopped> {
+  // None: stopped and confirmed, or expired; one Redis lost, the sync rebuilds from the cluster.
   const record = await deps.store.get(processGuid);
-  if (!record) return 'no record (the sync rebuilds or it expired)';
+  if (!record) return { kind: 'no-record' };
   if (record.state === 'stopped') return stop(deps, record);
   return apply(deps, record.lrp, record.generation, fresh);
 }
 
-async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stopped' }>): Promise<string> {
+async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stopped' }>): Promise<Stopped> {
   const selector = lrpSelectorString(record.guid, record.version);
   const deleted: Record<WorkloadKind, number> = { deployment: 0, statefulset: 0 };
   for (const kind of ['deployment', 'statefulset'] as const) {
@@ -76,8 +82,7 @@ async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stop
     await deps.kube.deleteSecret(record.namespace, registrySecretName(names));
   }
   await deps.store.confirmStopped(record.processGuid, record.generation);
-  const sts = deleted.statefulset > 0 ? `, ${deleted.statefulset} statefulset(s)` : '';
-  return `stopped: ${deleted.deployment} deployment(s)${sts} deleted`;
+  return { kind: 'stopped', deployments: deleted.deployment, statefulsets: deleted.statefulset };
 }
 
 async function apply(
@@ -85,7 +90,7 @@ async function apply(
   lrp: DesiredLrp,
   generation: number,
   fresh: boolean,
-): Promise<string> {
+): Promise<Converged> {
   const { kube } = deps;
   const ns = lrp.namespace;
   const name = workloadName(lrp);
@@ -109,7 +114,7 @@ async function apply(
     ...desired.metadata.annotations,
     [ANNOTATION_GENERATION]: String(generation),
   };
-  let action = 'unchanged';
+  let action: Converged['action'] = 'unchanged';
   if (!workload) {
     const made = await createOrGet(
       () => v.create(ns, desired),
@@ -161,7 +166,7 @@ async function apply(
 
   // Clusters before 1.21 have no policy/v1: their LRPs get none (the worker warned at start).
   if (deps.pdbs !== false) await convergePdb(kube, lrp, workload, action);
-  return `${action} ${v.kind} ${ns}/${name} (generation ${generation})`;
+  return { kind: 'converged', action, workload: v.kind, namespace: ns, name, generation };
 }
 
 /** The PDB an LRP of more than one instance has, owned by its workload; none for one instance. */
@@ -169,7 +174,7 @@ async function convergePdb(
   kube: KubernetesPort,
   lrp: DesiredLrp,
   workload: Stored<Workload>,
-  action: string,
+  action: Converged['action'],
 ): Promise<void> {
   const ns = lrp.namespace;
   const pdb = pdbFor(lrp);

@@ -8,13 +8,17 @@ import { ConflictError } from '@opi/kube';
 import type { JobPayload } from '@opi/queue';
 import { CRASHES_REPORTED_ANNOTATION, reportedCrashesOf } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
+import type { Delivered, Refused, Skipped } from './outcome.js';
 import { postToCc } from './report.js';
 
-export async function reportCrash(deps: HandlerDeps, p: JobPayload<'reportCrash'>): Promise<string> {
-  if (!deps.ccInternalUrl) return 'crash reports are off (no CC_INTERNAL_URL)';
+export async function reportCrash(
+  deps: HandlerDeps,
+  p: JobPayload<'reportCrash'>,
+): Promise<Skipped | Delivered | Refused> {
+  if (!deps.ccInternalUrl) return { kind: 'skipped', why: 'crash reports are off (no CC_INTERNAL_URL)' };
   const pod = await deps.kube.getPod(p.podNamespace, p.instance);
   if (pod && pod.metadata.uid === p.podUid && reportedCrashesOf(pod) >= p.crashCount)
-    return 'already reported';
+    return { kind: 'skipped', why: 'already reported' };
   const { podNamespace: _ns, podUid: _uid, reportedUpTo: _upTo, ...report } = p;
   const result = await postToCc(
     deps,

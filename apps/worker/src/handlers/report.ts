@@ -8,6 +8,7 @@ import { UnrecoverableError } from 'bullmq';
 import { CallbackUrlError } from '@opi/callbacks';
 import type { Job } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
+import type { Delivered, Refused, Skipped } from './outcome.js';
 
 /** Set on a task or staging Job once CC has its result: the sync neither reports it again nor keeps it. */
 export const REPORTED_ANNOTATION = 'opi.cloudfoundry.org/reported-at';
@@ -27,7 +28,7 @@ export async function postToCc(
   url: string,
   body: unknown,
   what: Record<string, unknown>,
-): Promise<string> {
+): Promise<Delivered | Refused> {
   try {
     const result = await deps.callbacks.postJson(url, body);
     if (result.kind === 'rejected') {
@@ -35,9 +36,9 @@ export async function postToCc(
         { ...what, status: result.status, answer: result.body },
         'CC refused the report; not retrying',
       );
-      return `refused by CC (${result.status})`;
+      return { kind: 'refused', status: result.status };
     }
-    return `delivered (${result.status})`;
+    return { kind: 'delivered', status: result.status };
   } catch (err) {
     if (err instanceof CallbackUrlError) throw new UnrecoverableError(err.message);
     throw err;
@@ -89,15 +90,15 @@ export async function reportOnce(
     /** "task" or "staging", for the log lines. */
     kind: string;
     job: JobRef | undefined;
-    post: () => Promise<string>;
+    post: () => Promise<Delivered | Refused>;
     markRecord: () => Promise<void>;
   },
-): Promise<string> {
+): Promise<Skipped | Delivered | Refused> {
   const { kind, job } = report;
   const markRecord = () => retryInPlace(deps, `marking the ${kind} reported`, report.markRecord);
   if (job && marked(await readJob(deps, kind, job))) {
     await markRecord();
-    return 'already reported (its Job says so)';
+    return { kind: 'skipped', why: 'already reported (its Job says so)' };
   }
   const result = await report.post();
   const marks = [markRecord()];
@@ -118,12 +119,12 @@ export async function alreadyReported(
   deps: HandlerDeps,
   kind: string,
   job: JobRef | undefined,
-): Promise<string> {
-  if (!job) return 'already reported';
+): Promise<Skipped> {
+  if (!job) return { kind: 'skipped', why: 'already reported' };
   const current = await readJob(deps, kind, job);
-  if (!current || marked(current)) return 'already reported';
+  if (!current || marked(current)) return { kind: 'skipped', why: 'already reported' };
   await markJob(deps, kind, job);
-  return 'already reported (its Job marked now)';
+  return { kind: 'skipped', why: 'already reported (its Job marked now)' };
 }
 
 /** The report's Job as it is now, read again in place through a cluster's blips (READ_TRIES). */

@@ -7,6 +7,7 @@
 import { lrpSelectorString, rolloutStep, workloadName } from '@opi/translation';
 import type { JobPayload } from '@opi/queue';
 import type { HandlerDeps } from '../deps.js';
+import type { RolloutChecked, Skipped } from './outcome.js';
 
 /** Checks per rollout: spaced 1 s, 2 s, 4 s … up to 30 s apart, they watch it for about five minutes. */
 export const ROLLOUT_CHECKS = 14;
@@ -16,22 +17,32 @@ export function rolloutCheckDelayMs(n: number): number {
   return Math.min(30_000, 1000 * 2 ** n);
 }
 
-export async function settleRollout(deps: HandlerDeps, p: JobPayload<'settleRollout'>): Promise<string> {
+export async function settleRollout(
+  deps: HandlerDeps,
+  p: JobPayload<'settleRollout'>,
+): Promise<Skipped | RolloutChecked> {
   const record = await deps.store.get(p.processGuid);
-  if (record?.state !== 'desired' || record.generation !== p.generation) return 'superseded';
+  if (record?.state !== 'desired' || record.generation !== p.generation) {
+    return { kind: 'skipped', why: 'superseded' };
+  }
   const { lrp } = record;
   const sts = await deps.kube.getStatefulSet(lrp.namespace, workloadName(lrp));
-  if (!sts) return 'no statefulset';
+  if (!sts) return { kind: 'skipped', why: 'no statefulset' };
   const pods = await deps.kube.listPods(lrp.namespace, lrpSelectorString(lrp.guid, lrp.version));
   const step = rolloutStep(sts, pods.items);
-  if (step.state === 'rolled-out') return 'rolled out';
-  let done = 'not observed by the controller yet';
-  if (step.state === 'rolling') {
-    for (const name of step.remove) await deps.kube.deletePod(lrp.namespace, name);
-    done = `deleted ${step.remove.length} old pod(s) not ready, ${step.waiting} ready left to the controller`;
+  if (step.state === 'rolled-out') {
+    return { kind: 'rollout-checked', state: step.state, deleted: 0, waiting: 0, last: true };
   }
+  const rolling = step.state === 'rolling' ? step : { remove: [], waiting: 0 };
+  for (const name of rolling.remove) await deps.kube.deletePod(lrp.namespace, name);
   const next = p.check + 1;
-  if (next >= ROLLOUT_CHECKS) return `${done}; last check`;
-  await deps.producer.settleRollout({ ...p, check: next }, rolloutCheckDelayMs(next));
-  return done;
+  const last = next >= ROLLOUT_CHECKS;
+  if (!last) await deps.producer.settleRollout({ ...p, check: next }, rolloutCheckDelayMs(next));
+  return {
+    kind: 'rollout-checked',
+    state: step.state,
+    deleted: rolling.remove.length,
+    waiting: rolling.waiting,
+    last,
+  };
 }

@@ -8,13 +8,26 @@ import { stagingCompletedBody } from '@opi/callbacks';
 import { RegistryError, executionMetadata, fetchImageConfig } from '@opi/registry';
 import { stagingJobName, stagingToJob } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
+import {
+  type Delivered,
+  type JobCreated,
+  type NoRecord,
+  type Refused,
+  type Skipped,
+  type Staged,
+  type StagingFailed,
+  resultOf,
+} from './outcome.js';
 import { alreadyReported, postToCc, reportOnce } from './report.js';
 import { createJobOnce } from './tasks.js';
 
-export async function stage(deps: HandlerDeps, stagingGuid: string): Promise<string> {
+export async function stage(
+  deps: HandlerDeps,
+  stagingGuid: string,
+): Promise<NoRecord | Skipped | JobCreated | Staged | StagingFailed> {
   const rec = await deps.tasks.getStaging(stagingGuid);
-  if (!rec) return 'no record';
-  if (rec.outcome || rec.reported) return 'already staged';
+  if (!rec) return { kind: 'no-record' };
+  if (rec.outcome || rec.reported) return { kind: 'skipped', why: 'already staged' };
   const { staging } = rec;
   if (staging.lifecycle.type === 'buildpack') {
     const job = stagingToJob(staging, {
@@ -22,7 +35,7 @@ export async function stage(deps: HandlerDeps, stagingGuid: string): Promise<str
       runAsNonRoot: deps.runAsNonRoot,
     });
     await createJobOnce(deps.kube, staging.namespace, job);
-    return `job ${staging.namespace}/${job.metadata.name}`;
+    return { kind: 'job-created', namespace: staging.namespace, name: job.metadata.name };
   }
   const { image, registry } = staging.lifecycle;
   let outcome: StagingOutcome;
@@ -50,12 +63,15 @@ export async function stage(deps: HandlerDeps, stagingGuid: string): Promise<str
   }
   await deps.tasks.setStagingOutcome(stagingGuid, outcome);
   await deps.producer.reportStaging(stagingGuid);
-  return outcome.failed ? `staging failed: ${outcome.message}` : 'staged';
+  return outcome.failed ? { kind: 'staging-failed', message: outcome.message } : { kind: 'staged' };
 }
 
-export async function reportStaging(deps: HandlerDeps, stagingGuid: string): Promise<string> {
+export async function reportStaging(
+  deps: HandlerDeps,
+  stagingGuid: string,
+): Promise<NoRecord | Skipped | Delivered | Refused> {
   const rec = await deps.tasks.getStaging(stagingGuid);
-  if (!rec) return 'no record';
+  if (!rec) return { kind: 'no-record' };
   const { staging } = rec;
   // Docker staging ran nothing in the cluster: its record is the only place to remember the report.
   const job =
@@ -63,7 +79,7 @@ export async function reportStaging(deps: HandlerDeps, stagingGuid: string): Pro
       ? { namespace: staging.namespace, name: stagingJobName(stagingGuid) }
       : undefined;
   if (rec.reported) return alreadyReported(deps, 'staging', job);
-  if (!rec.outcome) return 'not finished';
+  if (!rec.outcome) return { kind: 'skipped', why: 'not finished' };
   const { outcome } = rec;
   const result = await reportOnce(deps, {
     kind: 'staging',
@@ -71,6 +87,9 @@ export async function reportStaging(deps: HandlerDeps, stagingGuid: string): Pro
     post: () => postToCc(deps, staging.completionCallback, stagingCompletedBody(outcome), { stagingGuid }),
     markRecord: () => deps.tasks.markStagingReported(stagingGuid),
   });
-  deps.logger.info({ stagingGuid, failed: outcome.failed, result }, 'staging completion reported');
+  deps.logger.info(
+    { stagingGuid, failed: outcome.failed, result: resultOf(result) },
+    'staging completion reported',
+  );
   return result;
 }

@@ -5,14 +5,19 @@
  */
 import { lrpSelectorString } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
+import type { InstanceStopped, Skipped } from './outcome.js';
 
-export async function stopInstance(deps: HandlerDeps, processGuid: string, podName: string): Promise<string> {
+export async function stopInstance(
+  deps: HandlerDeps,
+  processGuid: string,
+  podName: string,
+): Promise<Skipped | InstanceStopped> {
   const record = await deps.store.get(processGuid);
-  if (record?.state !== 'desired') return 'lrp no longer desired';
+  if (record?.state !== 'desired') return { kind: 'skipped', why: 'lrp no longer desired' };
   const { lrp } = record;
   const pods = await deps.kube.listPods(lrp.namespace, lrpSelectorString(lrp.guid, lrp.version));
   const pod = pods.items.find((p) => p.metadata.name === podName);
-  if (!pod) return `pod ${podName} already gone`;
+  if (!pod) return { kind: 'instance-stopped', pod: podName, result: 'already gone' };
   const result = await deps.kube.deletePod(lrp.namespace, podName);
-  return `pod ${podName} ${result}`;
+  return { kind: 'instance-stopped', pod: podName, result };
 }

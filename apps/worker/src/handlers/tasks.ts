@@ -15,6 +15,15 @@ import {
   taskToJob,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
+import {
+  type Delivered,
+  type JobCreated,
+  type JobDeleted,
+  type NoRecord,
+  type Refused,
+  type Skipped,
+  resultOf,
+} from './outcome.js';
 import { alreadyReported, postToCc, reportOnce } from './report.js';
 
 /** Makes a Secret owned by a Job, so deleting the Job (or its TTL) takes the credentials along. */
@@ -40,10 +49,12 @@ export async function createJobOnce(kube: KubernetesPort, namespace: string, job
   return made.created ? made.object : (made.existing ?? job);
 }
 
-export async function runTask(deps: HandlerDeps, taskGuid: string): Promise<string> {
+export async function runTask(deps: HandlerDeps, taskGuid: string): Promise<NoRecord | Skipped | JobCreated> {
   const rec = await deps.tasks.getTask(taskGuid);
-  if (!rec) return 'no record';
-  if (rec.cancelled || rec.reported || rec.outcome) return 'nothing to run: cancelled or finished';
+  if (!rec) return { kind: 'no-record' };
+  if (rec.cancelled || rec.reported || rec.outcome) {
+    return { kind: 'skipped', why: 'nothing to run: cancelled or finished' };
+  }
   const { task } = rec;
   const ns = task.namespace;
   const secret = taskRegistrySecret(task);
@@ -51,26 +62,29 @@ export async function runTask(deps: HandlerDeps, taskGuid: string): Promise<stri
   if (secret) await createOrGet(() => deps.kube.createSecret(ns, secret));
   const job = await createJobOnce(deps.kube, ns, taskToJob(task, { runAsNonRoot: deps.runAsNonRoot }));
   if (secret) await ownSecretByJob(deps.kube, ns, secret, job);
-  return `job ${ns}/${job.metadata.name}`;
+  return { kind: 'job-created', namespace: ns, name: job.metadata.name };
 }
 
-export async function cancelTask(deps: HandlerDeps, taskGuid: string): Promise<string> {
+export async function cancelTask(deps: HandlerDeps, taskGuid: string): Promise<NoRecord | JobDeleted> {
   const rec = await deps.tasks.getTask(taskGuid);
-  if (!rec) return 'no record';
+  if (!rec) return { kind: 'no-record' };
   const ns = rec.task.namespace;
   // Background propagation: the Job's pods go too (batch/v1 would orphan them by default).
   const job = await deps.kube.deleteJob(ns, taskJobName(taskGuid));
   await deps.kube.deleteSecret(ns, taskRegistrySecretName(taskGuid));
   if (!rec.reported) await deps.producer.reportTask(taskGuid);
-  return `job ${job}`;
+  return { kind: 'job-deleted', result: job };
 }
 
-export async function reportTask(deps: HandlerDeps, taskGuid: string): Promise<string> {
+export async function reportTask(
+  deps: HandlerDeps,
+  taskGuid: string,
+): Promise<NoRecord | Skipped | Delivered | Refused> {
   const rec = await deps.tasks.getTask(taskGuid);
-  if (!rec) return 'no record';
+  if (!rec) return { kind: 'no-record' };
   const job = { namespace: rec.task.namespace, name: taskJobName(taskGuid) };
   if (rec.reported) return alreadyReported(deps, 'task', job);
-  if (!rec.outcome) return 'not finished';
+  if (!rec.outcome) return { kind: 'skipped', why: 'not finished' };
   const { outcome } = rec;
   const result = await reportOnce(deps, {
     kind: 'task',
@@ -80,7 +94,7 @@ export async function reportTask(deps: HandlerDeps, taskGuid: string): Promise<s
     markRecord: () => deps.tasks.markTaskReported(taskGuid),
   });
   deps.logger.info(
-    { taskGuid, failed: outcome.failed, reason: outcome.failureReason, result },
+    { taskGuid, failed: outcome.failed, reason: outcome.failureReason, result: resultOf(result) },
     'task completion reported',
   );
   return result;

@@ -168,13 +168,13 @@ describeWithRedis('on a Redis Cluster with the prefix {opi}', () => {
       const stopped = await store.stop('pg-b', b.guid, b.version);
       // MGET over several records.
       const states: string[] = [];
-      for await (const chunk of store.recordStates()) states.push(...chunk.map((r) => r.processGuid));
+      for await (const chunk of store.recordSummaries()) states.push(...chunk.map((r) => r.processGuid));
       expect(states.sort()).toEqual(['pg-a', 'pg-b']);
-      // SHOW_EXISTING (hash plus one record per change).
-      await store.showExisting(new Map([['pg-b', '{"old":true}']]), []);
-      expect(await store.schedulingInfosBody()).toContain('"old":true');
-      await store.showExisting(new Map(), ['pg-b']);
-      expect(await store.schedulingInfosBody()).not.toContain('"old":true');
+      // LIST_STOPPED_WHILE_PRESENT (hash plus one record per change).
+      await store.listStoppedWhilePresent(new Map([['pg-b', '{"old":true}']]), []);
+      expect((await store.schedulingInfos()).entries).toContain('{"old":true}');
+      await store.listStoppedWhilePresent(new Map(), ['pg-b']);
+      expect((await store.schedulingInfos()).entries).not.toContain('{"old":true}');
       // EXPIRE_IF_UNCHANGED.
       await store.confirmStopped('pg-b', stopped.generation);
       expect(await redis.ttl(store.keys.lrp('pg-b'))).toBeGreaterThan(0);

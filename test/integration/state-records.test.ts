@@ -51,17 +51,17 @@ describe('records with any text in them', () => {
     const stoppedRaw = (await redis.get(store.keys.lrp(lrp.processGuid))) ?? '';
     expect(stoppedRaw.startsWith('{"state":"stopped",')).toBe(true);
     // The sync keeps a stopped LRP's entry while its workload exists; a desired one's is left alone.
-    await store.showExisting(new Map([[lrp.processGuid, 'entry']]), []);
-    expect(await redis.hget(store.keys.sched, lrp.processGuid)).toBe('entry');
+    await store.listStoppedWhilePresent(new Map([[lrp.processGuid, 'entry']]), []);
+    expect(await redis.hget(store.keys.schedulingInfos, lrp.processGuid)).toBe('entry');
 
     const again = await store.desire(lrp);
     expect(again.changed).toBe(true);
-    await store.showExisting(new Map(), [lrp.processGuid]);
-    expect(await redis.hget(store.keys.sched, lrp.processGuid)).not.toBeNull();
+    await store.listStoppedWhilePresent(new Map(), [lrp.processGuid]);
+    expect(await redis.hget(store.keys.schedulingInfos, lrp.processGuid)).not.toBeNull();
   });
 });
 
-describe('recordStates', () => {
+describe('recordSummaries', () => {
   it('reads every record once, a chunk at a time, and drops members whose record expired', async () => {
     const own = new StateStore(redis, `${prefix}-scan`);
     const guids = Array.from({ length: 2500 }, (_, i) => `pg-scan-${i}`);
@@ -71,7 +71,7 @@ describe('recordStates', () => {
 
     const seen: string[] = [];
     let chunks = 0;
-    for await (const chunk of own.recordStates(1000)) {
+    for await (const chunk of own.recordSummaries(1000)) {
       chunks++;
       expect(chunk.length).toBeLessThanOrEqual(1500); // SSCAN's COUNT is a hint
       seen.push(...chunk.map((r) => r.processGuid));
@@ -80,7 +80,7 @@ describe('recordStates', () => {
     expect(seen.sort()).toEqual(guids.filter((g) => g !== 'pg-scan-8').sort());
     expect(await redis.sismember(own.keys.lrps, 'pg-scan-8')).toBe(0);
     const states: string[] = [];
-    for await (const chunk of own.recordStates()) {
+    for await (const chunk of own.recordSummaries()) {
       for (const r of chunk) if (r.state === 'stopped') states.push(`${r.processGuid} ${r.annotation}`);
     }
     expect(states).toEqual([`pg-scan-7 ${sampleLrp().annotation}`]);

@@ -155,7 +155,7 @@ export function apiProbes(env: ApiApp) {
     const { redis, store, producer } = env;
     const [generation, sched, lrps, record, lrpJobs, syncJobs, inbox] = await Promise.all([
       redis.get(store.keys.generation),
-      redis.hgetall(store.keys.sched),
+      redis.hgetall(store.keys.schedulingInfos),
       redis.smembers(store.keys.lrps),
       lrp ? redis.get(store.keys.lrp(lrp.processGuid)) : Promise.resolve(null),
       producer.queues.lrp.getJobCounts(),

@@ -63,12 +63,10 @@ export async function syncWatched(e: Env, lockTtlMs: number, slowMs = 0): Promis
 
 /** GET /apps as CC reads it: process guid → annotation. */
 export async function schedulingInfos(store: StateStore): Promise<Map<string, string>> {
-  const body = JSON.parse(await store.schedulingInfosBody()) as {
-    desired_lrp_scheduling_infos: { desired_lrp_key: { process_guid: string }; annotation: string }[];
-  };
-  return new Map(
-    body.desired_lrp_scheduling_infos.map((s) => [s.desired_lrp_key.process_guid, s.annotation]),
+  const infos = (await store.schedulingInfos()).entries.map(
+    (e) => JSON.parse(e) as { desired_lrp_key: { process_guid: string }; annotation: string },
   );
+  return new Map(infos.map((s) => [s.desired_lrp_key.process_guid, s.annotation]));
 }
 
 /** The process guids of converge jobs waiting in the LRP queue. */

@@ -33,7 +33,7 @@ export const REDACTED = '[redacted]';
 
 /**
  * A copy of `value` with the value of every secret-looking key replaced, at any depth. Job payloads are
- * identities by design (libs/queue/src/registry.ts); this is the net for whatever slips in anyway.
+ * identities by design (libs/queue/src/jobs.ts); this is the net for whatever slips in anyway.
  */
 export function redactSecrets(value: unknown, depth = 0): unknown {
   // Job data is parsed JSON, so it has no cycles; the bound only stops absurd nesting.

@@ -1,6 +1,7 @@
 /**
- * One error handler for the API: domain errors and body-parser failures become a 4xx/503 in the error
- * shape the route's CC client reads (errorBodyFor); anything else is a 500 whose details stay in the log.
+ * One error handler for the API: domain errors (among them the stores' StoreUnavailableError) and
+ * body-parser failures become a 4xx/503 in the error shape the route's CC client reads (errorBodyFor);
+ * anything else is a 500 whose details stay in the log.
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { errorBodyFor } from '@opi/contract';
@@ -12,14 +13,6 @@ interface BodyParserError {
   limit?: number;
   /** http-errors' mark of an error whose message may go to the client (e.g. a failed decompression). */
   expose?: boolean;
-}
-
-/** Redis client errors that mean "the state store cannot be reached right now". */
-function isRedisUnavailable(err: unknown): boolean {
-  const msg = err instanceof Error ? err.message : '';
-  return /enableOfflineQueue|Connection is closed|ECONNREFUSED|Stream isn't writeable|max retries per request|ETIMEDOUT/i.test(
-    msg,
-  );
 }
 
 /** An error answer in the shape CC's client for this route reads. */
@@ -62,12 +55,10 @@ export const errorHandler: ErrorRequestHandler = (err: unknown, req, res, _next)
     sendError(req, res, 404, err.message);
     return;
   }
-  if (err instanceof UnavailableError || isRedisUnavailable(err)) {
-    const retry = err instanceof UnavailableError ? err.retryAfterSeconds : 5;
-    res.setHeader('Retry-After', String(retry));
-    const message =
-      err instanceof UnavailableError ? err.message : 'the state store is unavailable, try again';
-    sendError(req, res, 503, message);
+  // Also StoreUnavailableError, a store's "Redis cannot be reached right now".
+  if (err instanceof UnavailableError) {
+    res.setHeader('Retry-After', String(err.retryAfterSeconds));
+    sendError(req, res, 503, err.message);
     return;
   }
   req.log.error({ err }, 'request failed');

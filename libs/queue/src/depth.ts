@@ -4,7 +4,7 @@
  * the metrics' `opi_queue_depth` makes (BullMQ's getJobCounts: one script, one round trip per queue),
  * and concurrent requests share a read in flight rather than each sending one.
  */
-import { QUEUE_NAMES } from './registry.js';
+import { QUEUE_NAMES } from './jobs.js';
 
 /** Anything that counts jobs by state, as BullMQ's Queue does (structural: the metrics use it too). */
 export interface CountsSource<T extends string> {

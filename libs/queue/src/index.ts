@@ -1,4 +1,4 @@
-export * from './registry.js';
+export * from './jobs.js';
 export * from './connection.js';
 export * from './producer.js';
 export * from './depth.js';

@@ -4,7 +4,7 @@
  */
 import { type DefaultJobOptions, Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from './connection.js';
-import { JOBS, QUEUE_NAMES, type JobPayload, type QueueName, jobId } from './registry.js';
+import { JOBS, QUEUE_NAMES, type JobPayload, type QueueName, jobId } from './jobs.js';
 
 export interface ProducerOptions {
   connection: RedisClient;

@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { type Keys, keys } from './keys.js';
 import { CACHE_CLAIM, CACHE_COMMIT_SNAPSHOT, CACHE_HASH_WRITE, runScript } from './scripts.js';
+import { replies, storeClient } from './unavailable.js';
 
 /** A newer leader (a higher token) has written the cache: this writer's term is over. */
 export class FencedOffError extends Error {
@@ -63,11 +64,11 @@ export class CacheWriter {
   readonly keys: Keys;
   private epoch: string | undefined;
 
-  constructor(
-    // A Cluster works as well: every key of one prefix shares its hash tag (see keys.ts).
-    private readonly redis: Redis | Cluster,
-    prefix: string,
-  ) {
+  private readonly redis: Redis | Cluster;
+
+  /** A Cluster works as well: every key of one prefix shares its hash tag (see keys.ts). */
+  constructor(redis: Redis | Cluster, prefix: string) {
+    this.redis = storeClient(redis);
     this.keys = keys(prefix);
   }
 
@@ -196,15 +197,14 @@ export class FencedSnapshot {
     if (this.chunk.length === 0) return;
     const fields = this.chunk;
     this.chunk = [];
-    const res = await this.redis
-      .multi()
-      .hset(this.key, ...fields)
-      .pexpire(this.key, SNAPSHOT_TTL_MS)
-      .exec();
-    if (!res) throw new Error('Connection is closed');
-    for (const [err] of res) if (err) throw err;
+    const [added] = await replies(
+      this.redis
+        .multi()
+        .hset(this.key, ...fields)
+        .pexpire(this.key, SNAPSHOT_TTL_MS),
+    );
     this.written += fields.length / 2;
-    this.fields += Number(res[0]?.[1] ?? 0);
+    this.fields += Number(added ?? 0);
   }
 
   /**

@@ -1,20 +1,7 @@
 /**
- * The converge inbox: how an LRP write asks for its converge.
- *
- * The script that records a desire, an update or a stop also pushes one entry onto a Redis list, in the
- * same atomic step; the workers move entries into the lrp queue in batches (apps/worker's inbox pump).
- * Why not BullMQ's `add` on the request path, as before:
- * - **The API's CPU.** A BullMQ add (job object, msgpackr, its Lua script, the de-duplication) was about
- *   a fifth of the API's CPU per desire, and the API is bound by its own CPU under CC's bursts. An
- *   RPUSH inside the script that already runs costs next to nothing; the workers add with `addBulk`,
- *   cheaper per job, and there can be as many of them as the load needs.
- * - **No lost enqueue.** Record and request of its converge are one step: there is no longer a window
- *   where the record is written and the enqueue fails (the sync used to be the only repair).
- *
- * An entry is `<cause> <fresh 0|1> <process guid>` (the guid last: it is the one part of free text).
- * The cause is `g<generation>`, so the job id is the one the API's add used to make. A worker that dies
- * between taking entries and adding them loses them; the sync then finds those LRPs unconverged and
- * enqueues them itself, as it does for any lost job.
+ * The converge inbox: the script that records an LRP write also pushes the converge it asks for onto a
+ * Redis list, and the workers move the list into the lrp queue (apps/worker/src/inbox-pump.ts). Why:
+ * docs/decisions/0004-converge-inbox.md.
  */
 import type { Cluster, Redis } from 'ioredis';
 
@@ -26,16 +13,49 @@ export interface InboxEntry {
   fresh: boolean;
 }
 
-/** The entry a write pushes; DESIRE builds the same in Lua (`g<generation> 1 <process guid>`). */
-export function inboxEntry(processGuid: string, generation: number, fresh = false): string {
-  return `g${generation} ${fresh ? 1 : 0} ${processGuid}`;
+/**
+ * The entry's one definition, from which both its TypeScript (below) and its Lua (DESIRE, scripts.ts)
+ * are built: these fields in this order, joined by SEPARATOR. The process guid comes last, as the one
+ * field of free text.
+ */
+function entryFields<T>(cause: T, fresh: T, processGuid: T): T[] {
+  return [cause, fresh, processGuid];
 }
+const SEPARATOR = ' ';
+/** The cause is `g<generation>`; the converge job's id takes it. */
+const CAUSE_PREFIX = 'g';
+const FRESH = { yes: '1', no: '0' } as const;
+
+/** The entry a write pushes. */
+export function inboxEntry(processGuid: string, generation: number, fresh = false): string {
+  return entryFields(`${CAUSE_PREFIX}${generation}`, fresh ? FRESH.yes : FRESH.no, processGuid).join(
+    SEPARATOR,
+  );
+}
+
+/**
+ * The same entry as a Lua expression, for the scripts: `generation` and `processGuid` are Lua
+ * expressions (a string each).
+ */
+export function inboxEntryLua(generation: string, processGuid: string, fresh: boolean): string {
+  const literal = (s: string): string => `'${s}'`;
+  return entryFields(
+    `${literal(CAUSE_PREFIX)} .. ${generation}`,
+    literal(fresh ? FRESH.yes : FRESH.no),
+    processGuid,
+  ).join(` .. ${literal(SEPARATOR)} .. `);
+}
+
+const ENTRY = new RegExp(
+  `^${entryFields(`(?<cause>${CAUSE_PREFIX}\\d+)`, `(?<fresh>[${FRESH.no}${FRESH.yes}])`, '(?<processGuid>.+)').join(SEPARATOR)}$`,
+  's',
+);
 
 /** An entry back into its parts; undefined for anything else (never written by this service). */
 export function parseInboxEntry(raw: string): InboxEntry | undefined {
-  const m = /^(g\d+) ([01]) (.+)$/s.exec(raw);
-  if (!m?.[1] || !m[2] || !m[3]) return undefined;
-  return { cause: m[1], fresh: m[2] === '1', processGuid: m[3] };
+  const g = ENTRY.exec(raw)?.groups;
+  if (!g?.['cause'] || !g['fresh'] || !g['processGuid']) return undefined;
+  return { cause: g['cause'], fresh: g['fresh'] === FRESH.yes, processGuid: g['processGuid'] };
 }
 
 /** Taking entries from the inbox, for the workers (a StateStore's `inbox`). */

@@ -3,3 +3,5 @@ export * from './keys.js';
 export * from './task-store.js';
 export * from './inbox.js';
 export * from './cache-writer.js';
+export type { SchedulingInfoEntries } from './scheduling-infos.js';
+export { StoreUnavailableError } from './unavailable.js';

@@ -10,10 +10,13 @@ export function keys(prefix: string) {
     lrp: (processGuid: string) => `${prefix}:state:lrp:${processGuid}`,
     /** Set of process guids that have a record. */
     lrps: `${prefix}:state:lrps`,
-    /** Hash process guid → pre-serialised scheduling info (GET /apps). */
-    sched: `${prefix}:state:sched`,
-    /** A fresh random token whenever `sched` changes (never reused, so none survives a flush as stale). */
-    schedVersion: `${prefix}:state:sched:version`,
+    /** Hash process guid → scheduling info, already in CC's format (GET /apps; see scheduling-infos.ts). */
+    schedulingInfos: `${prefix}:state:sched`,
+    /**
+     * A fresh random token whenever `schedulingInfos` changes (never reused, so none survives a flush as
+     * stale).
+     */
+    schedulingInfosVersion: `${prefix}:state:sched:version`,
     /** Monotonic generation counter: orders the requests. */
     generation: `${prefix}:state:generation`,
     /** Hash process guid → cached instances (from the sync). */
@@ -23,10 +26,7 @@ export function keys(prefix: string) {
     /** Hash of facts about the last sync. */
     syncMeta: `${prefix}:state:sync`,
     syncLock: `${prefix}:state:sync:lock`,
-    /**
-     * List of converges the API's writes ask for (see inbox.ts): pushed by the write's own script, moved
-     * into the lrp queue by the workers.
-     */
+    /** List of converges the API's writes ask for: the converge inbox (inbox.ts). */
     inbox: `${prefix}:state:inbox:converge`,
     /** JSON TaskRecord per task guid. */
     task: (taskGuid: string) => `${prefix}:state:task:${taskGuid}`,

@@ -1,16 +1,16 @@
 /**
- * Lua scripts, so each change of a record is atomic without WATCH (which is per connection and would be
- * shared by concurrent requests on the API's one connection).
+ * The Lua scripts that change records atomically, without WATCH (which is per connection, and the API's
+ * one connection is shared by concurrent requests).
  */
 import { createHash } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
+import { inboxEntryLua } from './inbox.js';
 
 const shas = new Map<string, string>();
 
 /**
- * Runs a script by its SHA1 (EVALSHA), sending its text only the first time a server lacks it (after a
- * restart or a flush, NOSCRIPT): the text of every script on every request was a measurable share of
- * Redis' work and of the API's bytes on the wire.
+ * Runs a script by its SHA1 (EVALSHA), sending its text only when the server lacks it (NOSCRIPT, after a
+ * restart or a flush), so requests do not carry the script's text.
  */
 export async function runScript(
   redis: Redis | Cluster,
@@ -42,14 +42,14 @@ end`;
 }
 
 /**
- * Records a desire unless the LRP is already desired, with its generation, in one round trip (it was
- * three: read, next generation, compare-and-set). The generation is as NEXT_GENERATION's.
- * KEYS: record, lrps set, sched hash, generation counter, sched version, converge inbox. ARGV: the desired
- * LRP as JSON, process guid, sched entry, generation floor, new sched version token. Answers
- * {1, generation} when recorded (and the converge it asks for is in the inbox, see inboxEntry),
- * {0, generation} when already desired. Records are read by their shape, not with cjson, which refuses JSON that JSON.stringify writes
- * (lone surrogates as \\ud800; found by the fuzz tests): every record the store writes starts with its
- * state, and a desired one ends with its generation (test/integration/state-records.test.ts pins it).
+ * Records a desire unless the LRP is already desired, with its generation (as NEXT_GENERATION's), its
+ * scheduling info and the converge it asks for (inboxEntry), in one step.
+ * KEYS: record, lrps set, scheduling infos hash, generation counter, scheduling infos version, converge
+ * inbox. ARGV: the desired LRP as JSON, process guid, scheduling info, generation floor, new scheduling
+ * infos version. Answers {1, generation} when recorded, {0, generation} when already desired.
+ * Records are read by their text, not with cjson, which refuses what JSON.stringify writes for a lone
+ * surrogate: every record the store writes starts with its state, and a desired one ends with its
+ * generation (test/integration/state-records.test.ts holds it).
  */
 export const DESIRE = `
 local cur = redis.call('GET', KEYS[1])
@@ -62,15 +62,15 @@ redis.call('SET', KEYS[1], '{"state":"desired","lrp":' .. ARGV[1] .. ',"generati
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
 redis.call('SET', KEYS[5], ARGV[5])
-redis.call('RPUSH', KEYS[6], 'g' .. gs .. ' 1 ' .. ARGV[2])
+redis.call('RPUSH', KEYS[6], ${inboxEntryLua('gs', 'ARGV[2]', true)})
 return {1, gs}
 `;
 
 /**
  * Compare-and-set of a record, maintaining the set of records and the scheduling infos.
- * KEYS: record, lrps set, sched hash, sched version, converge inbox. ARGV: expected current ('' = absent),
- * new record, process guid, sched op ('set' | 'del' | 'keep'), sched entry, new sched version token,
- * inbox entry ('' = none).
+ * KEYS: record, lrps set, scheduling infos hash, scheduling infos version, converge inbox. ARGV: expected
+ * current ('' = absent), new record, process guid, scheduling info op ('set' | 'del' | 'keep'), scheduling
+ * info, new scheduling infos version, inbox entry ('' = none).
  */
 export const CAS_RECORD = `
 local cur = redis.call('GET', KEYS[1]) or ''
@@ -100,10 +100,10 @@ return 0
  * The sync's changes to the scheduling infos of LRPs it found stopped: an entry kept while the workload
  * exists, or removed once it is gone. An LRP desired again since the sync read the records is skipped:
  * its entry is the new desire's and must stay.
- * KEYS: sched hash, sched version, then one record per change. ARGV: the new sched version token, then
- * per change, process guid and entry ('' = remove).
+ * KEYS: scheduling infos hash, scheduling infos version, then one record per change. ARGV: the new
+ * scheduling infos version, then per change, process guid and entry ('' = remove).
  */
-export const SHOW_EXISTING = `
+export const LIST_STOPPED_WHILE_PRESENT = `
 local changed = 0
 for i = 3, #KEYS do
   local raw = redis.call('GET', KEYS[i])
@@ -207,9 +207,9 @@ return 1
 /**
  * A fenced commit of a snapshot: renames the written snapshot over the instances hash (or deletes the
  * hash when the snapshot is empty) and sets the meta fields. Answers 1, 0 / -1 as FENCE_CHECK, or -2 when
- * the snapshot lacks fields it was given (it expired, whole or before a later chunk). KEYS: fence, epoch, instances, snapshot, meta hash. ARGV:
- * token, epoch, the number of fields the snapshot was given ('0': none, empty the hash), then meta
- * field/value pairs.
+ * the snapshot lacks fields it was given (it expired, whole or before a later chunk).
+ * KEYS: fence, epoch, instances, snapshot, meta hash. ARGV: token, epoch, the number of fields the
+ * snapshot was given ('0': none, empty the hash), then meta field/value pairs.
  */
 export const CACHE_COMMIT_SNAPSHOT = `
 ${FENCE_CHECK}

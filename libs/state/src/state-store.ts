@@ -1,31 +1,23 @@
 /**
- * Desired state and the cluster cache in Redis.
+ * The LRPs' desired state and the cluster cache, in Redis.
  *
  * Desired state: one JSON record per LRP (its spec, or a tombstone after a stop), each change a
- * compare-and-set so concurrent API replicas never lose one another's writes, each stamped with a
- * generation from one counter. Beside them a hash of pre-serialised scheduling infos, so GET /apps is one
- * HVALS and a string join, whatever the number of LRPs.
+ * compare-and-set stamped with a generation from one counter, so concurrent API replicas never lose one
+ * another's writes. A change also writes the LRP's scheduling info (scheduling-infos.ts) and the
+ * converge it asks for (inbox.ts) in the same script.
  *
- * Cache: read here, written by the one cache writer (CacheWriter, fenced by the leader's token; see
- * cache-writer.ts), which replaces the whole instances hash by renaming a fresh one over it, so readers see
- * one complete snapshot or the previous one, never a mix, and then keeps it current entry by entry.
+ * Cache: read here, written by the one cache writer (cache-writer.ts), which swaps in whole snapshots,
+ * so readers see one complete snapshot or the previous one, never a mix.
  */
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
 import type { DesiredLrp, LrpRecord, Route } from '@opi/domain';
 import { ConvergeInbox, inboxEntry } from './inbox.js';
 import { type Keys, keys } from './keys.js';
-import {
-  CAS_RECORD,
-  DESIRE,
-  EXPIRE_IF_UNCHANGED,
-  EXTEND_LOCK,
-  NEXT_GENERATION,
-  RELEASE_LOCK,
-  SHOW_EXISTING,
-  runScript,
-} from './scripts.js';
+import { type SchedulingInfoEntries, SchedulingInfos, schedulingInfoOf } from './scheduling-infos.js';
+import { CAS_RECORD, DESIRE, EXPIRE_IF_UNCHANGED, NEXT_GENERATION, runScript } from './scripts.js';
+import { tryLock } from './sync-lock.js';
+import { replies, storeClient } from './unavailable.js';
 
 /**
  * An LRP's instances as the cache writer last saw them. Each pod's index is its assignment, kept while it
@@ -52,10 +44,10 @@ export interface SyncMeta {
 }
 
 /**
- * A record as the sync sees it: a desired LRP's generation, or a stop's tombstone. `processGuid` is the
- * very string the map is keyed by, so the sync can name an LRP without a copy per listed object.
+ * A record summed up for the sync: a desired LRP's generation, or a stop's tombstone. `processGuid` is
+ * the very string the map is keyed by, so the sync can name an LRP without a copy per listed object.
  */
-export type RecordState =
+export type RecordSummary =
   { state: 'desired'; generation: number; processGuid: string } | Extract<LrpRecord, { state: 'stopped' }>;
 
 export type UpdateFields = {
@@ -69,48 +61,45 @@ export type UpdateFields = {
 /** How long a confirmed tombstone is kept, so a stale listing cannot mistake its workload for a lost one. */
 export const TOMBSTONE_TTL_SECONDS = 3600;
 
-/**
- * The replies of a MULTI or pipeline, or its first error: each command reports its own, and an
- * unreachable Redis (no replies at all) must not read as empty answers.
- */
-async function replies(batch: { exec(): Promise<[Error | null, unknown][] | null> }): Promise<unknown[]> {
-  const res = await batch.exec();
-  if (!res) throw new Error('Connection is closed');
-  for (const [err] of res) if (err) throw err;
-  return res.map(([, value]) => value);
-}
-
-function schedOf(lrp: DesiredLrp): string {
-  return schedulingInfoJson(lrp.processGuid, lrp.guid, lrp.version, lrp.annotation);
-}
-
 export class StateStore {
   readonly keys: Keys;
   /** The converges this store's writes ask for (see inbox.ts). */
   readonly inbox: ConvergeInbox;
+  private readonly redis: Redis | Cluster;
+  private readonly listing: SchedulingInfos;
 
-  constructor(
-    // A Cluster works as well: every key of one prefix shares its hash tag (see keys.ts).
-    private readonly redis: Redis | Cluster,
-    prefix: string,
-  ) {
+  /** A Cluster works as well: every key of one prefix shares its hash tag (see keys.ts). */
+  constructor(redis: Redis | Cluster, prefix: string) {
+    this.redis = storeClient(redis);
     this.keys = keys(prefix);
-    this.inbox = new ConvergeInbox(redis, this.keys.inbox);
+    this.inbox = new ConvergeInbox(this.redis, this.keys.inbox);
+    this.listing = new SchedulingInfos(this.redis, this.keys);
   }
 
+  /**
+   * Replaces the record `expected` (its text, '' = none) by `next`, setting, deleting or keeping its
+   * scheduling info, and pushing `converge` (an inbox entry) when given; false if the record changed.
+   */
   private async cas(
     processGuid: string,
     expected: string,
     next: LrpRecord,
-    sched: 'set' | 'del' | 'keep',
-    entry = '',
+    schedulingInfo: { set: string } | 'del' | 'keep',
     converge = '',
   ): Promise<boolean> {
+    const [op, info] =
+      typeof schedulingInfo === 'string' ? [schedulingInfo, ''] : ['set', schedulingInfo.set];
     const r = await runScript(
       this.redis,
       CAS_RECORD,
-      [this.keys.lrp(processGuid), this.keys.lrps, this.keys.sched, this.keys.schedVersion, this.keys.inbox],
-      [expected, JSON.stringify(next), processGuid, sched, entry, randomUUID(), converge],
+      [
+        this.keys.lrp(processGuid),
+        this.keys.lrps,
+        this.keys.schedulingInfos,
+        this.keys.schedulingInfosVersion,
+        this.keys.inbox,
+      ],
+      [expected, JSON.stringify(next), processGuid, op, info, randomUUID(), converge],
     );
     return r === 1;
   }
@@ -120,13 +109,14 @@ export class StateStore {
     return Number(await runScript(this.redis, NEXT_GENERATION, [this.keys.generation], [floor]));
   }
 
-  private async raw(processGuid: string): Promise<string> {
+  /** The record's text as stored ('' = none): what a compare-and-set expects. */
+  private async recordText(processGuid: string): Promise<string> {
     return (await this.redis.get(this.keys.lrp(processGuid))) ?? '';
   }
 
   async get(processGuid: string): Promise<LrpRecord | undefined> {
-    const raw = await this.raw(processGuid);
-    return raw ? (JSON.parse(raw) as LrpRecord) : undefined;
+    const text = await this.recordText(processGuid);
+    return text ? (JSON.parse(text) as LrpRecord) : undefined;
   }
 
   /**
@@ -140,12 +130,12 @@ export class StateStore {
       [
         this.keys.lrp(lrp.processGuid),
         this.keys.lrps,
-        this.keys.sched,
+        this.keys.schedulingInfos,
         this.keys.generation,
-        this.keys.schedVersion,
+        this.keys.schedulingInfosVersion,
         this.keys.inbox,
       ],
-      [JSON.stringify(lrp), lrp.processGuid, schedOf(lrp), String(Date.now() * 1000), randomUUID()],
+      [JSON.stringify(lrp), lrp.processGuid, schedulingInfoOf(lrp), String(Date.now() * 1000), randomUUID()],
     )) as [number, string];
     return { changed: changed === 1, generation: Number(generation) };
   }
@@ -156,9 +146,9 @@ export class StateStore {
     fields: UpdateFields,
   ): Promise<{ generation: number; lrp: DesiredLrp } | undefined> {
     for (;;) {
-      const raw = await this.raw(processGuid);
-      if (!raw) return undefined;
-      const cur = JSON.parse(raw) as LrpRecord;
+      const text = await this.recordText(processGuid);
+      if (!text) return undefined;
+      const cur = JSON.parse(text) as LrpRecord;
       if (cur.state !== 'desired') return undefined;
       const lrp: DesiredLrp = {
         ...cur.lrp,
@@ -169,7 +159,8 @@ export class StateStore {
       };
       const generation = await this.nextGeneration();
       const next: LrpRecord = { state: 'desired', lrp, generation };
-      if (await this.cas(processGuid, raw, next, 'set', schedOf(lrp), inboxEntry(processGuid, generation))) {
+      const converge = inboxEntry(processGuid, generation);
+      if (await this.cas(processGuid, text, next, { set: schedulingInfoOf(lrp) }, converge)) {
         return { generation, lrp };
       }
     }
@@ -182,8 +173,8 @@ export class StateStore {
     version: string,
   ): Promise<{ generation: number; existed: boolean }> {
     for (;;) {
-      const raw = await this.raw(processGuid);
-      const cur = raw ? (JSON.parse(raw) as LrpRecord) : undefined;
+      const text = await this.recordText(processGuid);
+      const cur = text ? (JSON.parse(text) as LrpRecord) : undefined;
       const generation = await this.nextGeneration();
       const namespace = cur?.state === 'desired' ? cur.lrp.namespace : cur?.namespace;
       const names =
@@ -203,7 +194,7 @@ export class StateStore {
         ...names,
         ...(annotation !== undefined ? { annotation } : {}),
       };
-      if (await this.cas(processGuid, raw, tombstone, 'del', '', inboxEntry(processGuid, generation))) {
+      if (await this.cas(processGuid, text, tombstone, 'del', inboxEntry(processGuid, generation))) {
         return { generation, existed: cur?.state === 'desired' };
       }
     }
@@ -212,45 +203,35 @@ export class StateStore {
   /** Rebuilds a record from the cluster, only where Redis has none (after a flush). */
   async adopt(lrp: DesiredLrp): Promise<boolean> {
     const generation = await this.nextGeneration();
-    return this.cas(lrp.processGuid, '', { state: 'desired', lrp, generation }, 'set', schedOf(lrp));
+    const record: LrpRecord = { state: 'desired', lrp, generation };
+    return this.cas(lrp.processGuid, '', record, { set: schedulingInfoOf(lrp) });
   }
 
   /** Called once a stopped LRP's workload is gone: the tombstone then expires. */
   async confirmStopped(processGuid: string, generation: number): Promise<void> {
-    const raw = await this.raw(processGuid);
-    if (!raw) return;
-    const cur = JSON.parse(raw) as LrpRecord;
+    const text = await this.recordText(processGuid);
+    if (!text) return;
+    const cur = JSON.parse(text) as LrpRecord;
     if (cur.state !== 'stopped' || cur.generation !== generation) return;
     await runScript(
       this.redis,
       EXPIRE_IF_UNCHANGED,
       [this.keys.lrp(processGuid)],
-      [raw, String(TOMBSTONE_TTL_SECONDS)],
+      [text, String(TOMBSTONE_TTL_SECONDS)],
     );
-  }
-
-  /** GET /apps: every scheduling info, in one round trip, already serialised. */
-  async schedulingInfosBody(): Promise<string> {
-    return (await this.schedulingInfos()).body;
   }
 
   /**
-   * GET /apps' body and the version of the scheduling infos it was made from, read together (MULTI);
-   * the version is undefined when none was written since Redis lost its data.
+   * Every LRP's scheduling info, already in CC's format, with the version they were read at (see
+   * scheduling-infos.ts): the API joins them into GET /apps' body.
    */
-  async schedulingInfos(): Promise<{ version: string | undefined; body: string }> {
-    const [version, values] = await replies(
-      this.redis.multi().get(this.keys.schedVersion).hvals(this.keys.sched),
-    );
-    return {
-      version: typeof version === 'string' ? version : undefined,
-      body: schedulingInfosBody((values as string[] | undefined) ?? []),
-    };
+  async schedulingInfos(): Promise<SchedulingInfoEntries> {
+    return this.listing.read();
   }
 
   /** The scheduling infos' current version (see schedulingInfos): one GET. */
   async schedulingInfosVersion(): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.schedVersion)) ?? undefined;
+    return this.listing.version();
   }
 
   /**
@@ -260,7 +241,7 @@ export class StateStore {
    * resized meanwhile), so a caller takes a repeat as a no-op. Members whose record expired are dropped
    * from the set.
    */
-  async *recordStates(chunkSize = 1000): AsyncGenerator<RecordState[]> {
+  async *recordSummaries(chunkSize = 1000): AsyncGenerator<RecordSummary[]> {
     const gone: string[] = [];
     let cursor = '0';
     do {
@@ -268,7 +249,7 @@ export class StateStore {
       cursor = next;
       if (chunk.length === 0) continue;
       const values = await this.redis.mget(...chunk.map((g) => this.keys.lrp(g)));
-      const states: RecordState[] = [];
+      const summaries: RecordSummary[] = [];
       chunk.forEach((g, j) => {
         const v = values[j];
         if (!v) {
@@ -276,33 +257,25 @@ export class StateStore {
           return;
         }
         const rec = JSON.parse(v) as LrpRecord;
-        states.push(
+        summaries.push(
           rec.state === 'desired'
             ? { state: 'desired', generation: rec.generation, processGuid: g }
             : { ...rec, processGuid: g },
         );
       });
-      yield states;
+      yield summaries;
     } while (cursor !== '0');
     if (gone.length) await this.redis.srem(this.keys.lrps, ...gone);
   }
 
   /**
-   * Keeps an LRP that still exists in the cluster in GET /apps although no record wants it (old versions),
-   * and drops it once gone. An LRP desired again since the sync read the records is left alone, so a
-   * stale sync can neither hide it nor put back an old annotation.
+   * Keeps stopped LRPs whose workload still exists in GET /apps (`entries`: process guid → scheduling
+   * info), so CC sees them until they are gone, and drops those whose workload is `gone`. An LRP desired
+   * again since the sync read the records is left alone, so a stale sync can neither hide it nor put
+   * back an old annotation.
    */
-  async showExisting(entries: Map<string, string>, drop: string[]): Promise<void> {
-    const changes: [string, string][] = [...entries, ...drop.map((pg): [string, string] => [pg, ''])];
-    for (let i = 0; i < changes.length; i += 500) {
-      const chunk = changes.slice(i, i + 500);
-      await runScript(
-        this.redis,
-        SHOW_EXISTING,
-        [this.keys.sched, this.keys.schedVersion, ...chunk.map(([pg]) => this.keys.lrp(pg))],
-        [randomUUID(), ...chunk.flat()],
-      );
-    }
+  async listStoppedWhilePresent(entries: Map<string, string>, gone: readonly string[]): Promise<void> {
+    await this.listing.listStoppedWhilePresent(entries, gone);
   }
 
   async cachedInstances(processGuid: string): Promise<CachedInstances | undefined> {
@@ -373,30 +346,8 @@ export class StateStore {
     };
   }
 
-  /**
-   * A lock so only one sync runs at a time across workers; returns a release function, or undefined.
-   * The holder extends it every third of `ttlMs` while it runs, so a sync may take longer than `ttlMs`,
-   * while a worker that dies mid-sync blocks the next sync for at most `ttlMs`, not for a whole sync's
-   * worst case.
-   */
+  /** The sync's lock across workers: its release, or undefined when another sync holds it (sync-lock.ts). */
   async tryLockSync(owner: string, ttlMs: number): Promise<(() => Promise<void>) | undefined> {
-    const key = this.keys.syncLock;
-    const ok = await this.redis.set(key, owner, 'PX', ttlMs, 'NX');
-    if (ok !== 'OK') return undefined;
-    const extend = async () => {
-      try {
-        // Lost (expired under a blocked event loop and taken by another sync): stop extending.
-        if ((await runScript(this.redis, EXTEND_LOCK, [key], [owner, String(ttlMs)])) !== 1)
-          clearInterval(timer);
-      } catch {
-        // Redis down for a moment: the next tick tries again, and the lock may lapse meanwhile.
-      }
-    };
-    const timer = setInterval(() => void extend(), Math.max(1, Math.floor(ttlMs / 3)));
-    timer.unref();
-    return async () => {
-      clearInterval(timer);
-      await runScript(this.redis, RELEASE_LOCK, [key], [owner]);
-    };
+    return tryLock(this.redis, this.keys.syncLock, owner, ttlMs);
   }
 }

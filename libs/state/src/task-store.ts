@@ -8,6 +8,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { DesiredStaging, DesiredTask, StagingOutcome, TaskOutcome } from '@opi/domain';
 import { type Keys, keys } from './keys.js';
 import { CAS_WITH_SET, runScript } from './scripts.js';
+import { storeClient } from './unavailable.js';
 
 export interface TaskRecord {
   task: DesiredTask;
@@ -30,11 +31,11 @@ export const REPORTED_TTL_SECONDS = 24 * 3600;
 export class TaskStore {
   readonly keys: Keys;
 
-  constructor(
-    // A Cluster works as well: every key of one prefix shares its hash tag (see keys.ts).
-    private readonly redis: Redis | Cluster,
-    prefix: string,
-  ) {
+  private readonly redis: Redis | Cluster;
+
+  /** A Cluster works as well: every key of one prefix shares its hash tag (see keys.ts). */
+  constructor(redis: Redis | Cluster, prefix: string) {
+    this.redis = storeClient(redis);
     this.keys = keys(prefix);
   }
 

@@ -67,10 +67,10 @@ describe('GET /apps', () => {
     expect(await has(a)).toBe('a2');
     // A stop keeps the entry until the sync sees the workload gone; the sync then drops it.
     await request(env.app).put(`/apps/${b.guid}/${b.version}/stop`).expect(200);
-    await env.store.showExisting(new Map(), [b.processGuid]);
+    await env.store.listStoppedWhilePresent(new Map(), [b.processGuid]);
     expect(await has(b)).toBeUndefined();
     // Redis lost everything (the version too): the answer is built again, not the kept one.
-    const found = await env.redis.keys(`${env.store.keys.sched}*`);
+    const found = await env.redis.keys(`${env.store.keys.schedulingInfos}*`);
     await env.redis.del(...found, env.store.keys.lrp(a.processGuid));
     expect(await has(a)).toBeUndefined();
     await desire(a, { last_updated: 'a3' });

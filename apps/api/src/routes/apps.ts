@@ -1,9 +1,7 @@
 /**
- * The contract's app routes. A desire, update or stop is one script in Redis that records the desired
- * state and asks for its converge in the same step (the converge inbox, libs/state/src/inbox.ts; the
- * workers move it into the queue), so the request path does no enqueue of its own and none can be lost.
- * Reads come from Redis only (desired state and the sync's cache), never from the cluster, so they stay
- * fast at any scale.
+ * The contract's app routes. A desire, update or stop is recorded with the converge it asks for in one
+ * store call (the converge inbox: docs/decisions/0004-converge-inbox.md); reads come from Redis only,
+ * never from the cluster.
  */
 import { presentInstances } from './instances-view.js';
 import { type IRouter, Router, type Request, type Response } from 'express';
@@ -16,6 +14,7 @@ import {
   indexParam,
   parseDesireFast,
   routesOf,
+  schedulingInfosBody,
   toDesiredLrp,
   updateLrpSchema,
   versionParam,
@@ -55,15 +54,15 @@ function sendCacheAge(res: Response, syncedAt: number | undefined): void {
   );
 }
 
-/** Registers the routes on `r`: the app itself in createApp, as a nested Router costs a dispatch per request. */
+/** Registers the app routes on `r` (createApp passes the app itself). */
 export function appRoutes(
   { store, producer, defaults, guard }: AppRoutesDeps,
   r: IRouter = Router(),
 ): IRouter {
   // Before the handler: a refused write records nothing.
-  const full = (guard ?? backPressure(undefined))(QUEUE_NAMES.lrp);
+  const unlessQueueFull = (guard ?? backPressure(undefined))(QUEUE_NAMES.lrp);
 
-  r.put('/apps/:process_guid', full, async (req, res) => {
+  r.put('/apps/:process_guid', unlessQueueFull, async (req, res) => {
     // Zod words the 400 for what the fast reader does not take.
     const body = parseDesireFast(req.body) ?? parseBody(desireLrpSchema, req.body, 'desire request');
     if (body.process_guid !== param(req, 'process_guid')) {
@@ -75,21 +74,21 @@ export function appRoutes(
     res.status(202).end();
   });
 
-  // GET /apps at 100,000 LRPs is a 17 MB body: it is built once per change of the scheduling infos, not
-  // once per request (CC asks every 30 s, and several CCs or a retry ask again). One GET of the version
-  // tells whether the body kept in this process is still the current one.
+  // GET /apps at 100,000 LRPs is a 17 MB body: it is joined from the stored entries once per change of
+  // the scheduling infos, not once per request (CC asks every 30 s, and several CCs or a retry ask
+  // again); one GET of their version tells whether the body kept here is still current.
   let kept: { version: string; body: Buffer } | undefined;
   r.get('/apps', async (_req, res) => {
     let body = kept && kept.version === (await store.schedulingInfosVersion()) ? kept.body : undefined;
     if (!body) {
       const fresh = await store.schedulingInfos();
-      body = Buffer.from(fresh.body);
+      body = Buffer.from(schedulingInfosBody(fresh.entries));
       kept = fresh.version === undefined ? undefined : { version: fresh.version, body };
     }
     res.status(200).type('application/json').send(body);
   });
 
-  r.post('/apps/:process_guid', full, async (req, res) => {
+  r.post('/apps/:process_guid', unlessQueueFull, async (req, res) => {
     const body = parseBody(updateLrpSchema, req.body, 'update request');
     const processGuid = processGuidOf(body.guid, body.version);
     if (processGuid !== param(req, 'process_guid')) {
@@ -121,14 +120,14 @@ export function appRoutes(
     });
   });
 
-  r.put('/apps/:guid/:version/stop', full, async (req, res) => {
+  r.put('/apps/:guid/:version/stop', unlessQueueFull, async (req, res) => {
     const { guid, version, processGuid } = lrpIdentity(req);
     const { generation, existed } = await store.stop(processGuid, guid, version);
     logFacts(res, { processGuid, generation, existed, did: 'lrp stopped' });
     res.status(200).json({});
   });
 
-  r.put('/apps/:guid/:version/stop/:index', full, async (req, res) => {
+  r.put('/apps/:guid/:version/stop/:index', unlessQueueFull, async (req, res) => {
     const { processGuid } = lrpIdentity(req);
     const idx = indexParam.safeParse(param(req, 'index'));
     if (!idx.success) throw new ValidationError(`invalid index: ${describeIssues(idx.error)}`);

@@ -12,16 +12,21 @@ import type { CachedInstances } from '@opi/state';
 export type InstanceRow = CachedInstances['instances'][number];
 
 export function presentInstances(cached: readonly InstanceRow[], desired: number): InstanceRow[] {
-  const rows = [...cached].sort((a, b) => a.index - b.index);
-  const taken = new Set(rows.filter((r) => r.index < desired || r.ordinal).map((r) => r.index));
+  const keepsIndex = (r: InstanceRow): boolean => r.index < desired || r.ordinal === true;
+  const out = cached.filter(keepsIndex);
+  const taken = new Set(out.map((r) => r.index));
+  // The rows that move take the free indexes in the order of their own.
+  const moving = cached.filter((r) => !keepsIndex(r)).sort((a, b) => a.index - b.index);
   let free = 0;
-  const out = rows.map((r) => {
-    if (r.index < desired || r.ordinal) return r;
+  for (const r of moving) {
     while (free < desired && taken.has(free)) free++;
-    if (free >= desired) return r;
+    if (free >= desired) {
+      out.push(r);
+      continue;
+    }
     taken.add(free);
-    return { ...r, index: free };
-  });
+    out.push({ ...r, index: free });
+  }
   for (let i = 0; i < desired; i++) {
     if (!taken.has(i)) out.push({ index: i, podName: '', sinceNs: '0', state: 'UNCLAIMED' });
   }

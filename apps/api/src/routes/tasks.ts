@@ -35,15 +35,15 @@ function guidParam(req: Request, name: string): string {
   return r.data;
 }
 
-/** Registers the routes on `r`: the app itself in createApp, as a nested Router costs a dispatch per request. */
+/** Registers the task and staging routes on `r` (createApp passes the app itself). */
 export function taskRoutes(
   { tasks, producer, defaults, guard }: TaskRoutesDeps,
   r: IRouter = Router(),
 ): IRouter {
   // Before the handler: a refused write records nothing.
-  const full = (guard ?? backPressure(undefined))(QUEUE_NAMES.task);
+  const unlessQueueFull = (guard ?? backPressure(undefined))(QUEUE_NAMES.task);
 
-  r.post('/tasks/:task_guid', full, async (req, res) => {
+  r.post('/tasks/:task_guid', unlessQueueFull, async (req, res) => {
     const taskGuid = guidParam(req, 'task_guid');
     const body = parseBody(taskRequestSchema, req.body, 'task request');
     const created = await tasks.createTask(toDesiredTask(taskGuid, body, defaults));
@@ -68,7 +68,7 @@ export function taskRoutes(
     res.status(200).json({ guid: taskGuid });
   });
 
-  r.delete('/tasks/:task_guid', full, async (req, res) => {
+  r.delete('/tasks/:task_guid', unlessQueueFull, async (req, res) => {
     const taskGuid = guidParam(req, 'task_guid');
     const rec = await tasks.cancelTask(taskGuid);
     if (!rec || rec.reported) {
@@ -80,7 +80,7 @@ export function taskRoutes(
     res.status(204).end();
   });
 
-  r.post('/stage/:staging_guid', full, async (req, res) => {
+  r.post('/stage/:staging_guid', unlessQueueFull, async (req, res) => {
     const stagingGuid = guidParam(req, 'staging_guid');
     const body = parseBody(stagingRequestSchema, req.body, 'staging request');
     if (body.staging_guid !== undefined && body.staging_guid !== stagingGuid) {

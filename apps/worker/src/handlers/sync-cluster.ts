@@ -14,7 +14,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { schedulingInfoJson } from '@opi/contract';
-import type { RecordState } from '@opi/state';
+import type { RecordSummary } from '@opi/state';
 import { type WorkloadKind, type WorkloadSummary, lrpFromWorkload } from '@opi/translation';
 import type { ClusterView } from '../cache/cluster-cache.js';
 import type { HandlerDeps } from '../deps.js';
@@ -55,7 +55,7 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
   const started = Date.now();
   const { store, kube } = deps;
   // The watched workloads by LRP; each record marks its own seen (null), so what is left has none. A
-  // record read twice (see recordStates) finds null and is skipped.
+  // record read twice (see recordSummaries) finds null and is skipped.
   const byGuid = new Map<string, WorkloadSummary | null>();
   const twins: [WorkloadSummary, WorkloadSummary][] = [];
   let workloadCount = 0;
@@ -85,10 +85,10 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
     byGuid.set(a.processGuid, kept);
     await converge(a.processGuid, 'had a workload of each kind');
   }
-  const showExisting = new Map<string, string>();
+  const stoppedButPresent = new Map<string, string>();
   const drop: string[] = [];
   // A chunk of records at a time: at 100,000 LRPs the records, held all at once, were the sync's peak.
-  for await (const chunk of store.recordStates()) {
+  for await (const chunk of store.recordSummaries()) {
     for (const rec of chunk) {
       const pg = rec.processGuid;
       const d = byGuid.get(pg);
@@ -99,7 +99,7 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
         else if (d.generation !== rec.generation) await converge(pg, 'behind');
       } else if (d) {
         await converge(pg, 'stopped but present');
-        showExisting.set(pg, schedEntryOf(rec));
+        stoppedButPresent.set(pg, schedulingInfoOfStopped(rec));
       } else {
         drop.push(pg);
       }
@@ -120,7 +120,7 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
       await converge(pg, 'rebuilt');
     }
   }
-  await store.showExisting(showExisting, drop);
+  await store.listStoppedWhilePresent(stoppedButPresent, drop);
   const jobs = await syncJobs(deps, view);
   const report = {
     workloads: workloadCount,
@@ -169,6 +169,6 @@ async function keepOlder(
 }
 
 /** A stopped LRP whose Deployment still exists stays in GET /apps, so CC sees it until it is gone. */
-function schedEntryOf(rec: Extract<RecordState, { state: 'stopped' }>): string {
+function schedulingInfoOfStopped(rec: Extract<RecordSummary, { state: 'stopped' }>): string {
   return schedulingInfoJson(rec.processGuid, rec.guid, rec.version, rec.annotation ?? '');
 }

@@ -1,12 +1,12 @@
 export type * from './k8s-objects.js';
 export * from './names.js';
 export * from './labels.js';
-export * from './registry.js';
+export * from './docker-config.js';
 export * from './env.js';
 export * from './probes.js';
 export * from './deployment.js';
 export * from './statefulset.js';
-export * from './secret.js';
+export * from './pull-secret.js';
 export * from './pdb.js';
 export * from './owner.js';
 export * from './rebuild.js';

@@ -5,7 +5,7 @@ import type { Deployment, Secret } from './k8s-objects.js';
 import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED, desiredLrpJson } from './labels.js';
 import { sampleLrp } from './lrp.fixture.js';
 import { lrpFromWorkload, parseDesiredLrp } from './rebuild.js';
-import { registrySecret } from './secret.js';
+import { registrySecret } from './pull-secret.js';
 import { lrpToStatefulSet } from './statefulset.js';
 
 const settings = { runAsNonRoot: true };

@@ -7,8 +7,8 @@ import type { DesiredLrp, HealthCheckType, VolumeMount } from '@opi/domain';
 import type { Deployment, Secret, StatefulSet } from './k8s-objects.js';
 import { APP_CONTAINER } from './deployment.js';
 import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED, SPEC_IN_CONTAINER } from './labels.js';
-import { credentialsFromDockerConfig } from './registry.js';
-import { DOCKER_CONFIG_JSON_KEY } from './secret.js';
+import { credentialsFromDockerConfig } from './docker-config.js';
+import { DOCKER_CONFIG_JSON_KEY } from './pull-secret.js';
 
 type Fields = Record<string, unknown>;
 

@@ -1,5 +1,21 @@
-/** The Job (batch/v1) shape tasks and staging share: one pod, run once, never retried. */
+/**
+ * What tasks and staging share: the Job (batch/v1) shape (one pod, run once, never retried), and the
+ * labels, annotations and selectors that tell one kind of run from the other.
+ */
+import type { DesiredTask } from '@opi/domain';
 import type { Container, Job, JobSpec } from './k8s-objects.js';
+import {
+  ANNOTATION_APP_NAME,
+  ANNOTATION_ORG_NAME,
+  ANNOTATION_SPACE_NAME,
+  LABEL_APP_GUID,
+  LABEL_MANAGED_BY,
+  LABEL_ORG_GUID,
+  LABEL_SOURCE_TYPE,
+  LABEL_SPACE_GUID,
+  MANAGED_BY,
+  validLabels,
+} from './labels.js';
 import { dnsLabelPart, shortHash } from './names.js';
 
 /** The URL CC wants the outcome posted to, kept on the Job so a Job found in the cluster can be reported. */
@@ -16,6 +32,61 @@ const GUID_CHARS = 8;
 export function jobName(kind: string, guid: string): string {
   const readable = dnsLabelPart(guid, GUID_CHARS);
   return readable ? `${kind}-${readable}-${shortHash(guid)}` : `${kind}-${shortHash(guid)}`;
+}
+
+/** A kind of run-once work (tasks, staging): its source-type label and the keys its guid is kept under. */
+export interface RunOnceKind {
+  sourceType: string;
+  guidLabel: string;
+  guidAnnotation: string;
+}
+
+/** Whose run it is and where its outcome goes: fields a task and a staging request both carry. */
+export type RunOnceRequest = Pick<
+  DesiredTask,
+  'appGuid' | 'appName' | 'spaceGuid' | 'spaceName' | 'orgGuid' | 'orgName' | 'completionCallback'
+>;
+
+/** Every Job (and pod) of this kind made by this service, for list and watch. */
+export function runOnceSelector(kind: RunOnceKind): string {
+  return `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_SOURCE_TYPE}=${kind.sourceType}`;
+}
+
+/** One run's Job and pods as a list selector (CC's guids are UUIDs, valid label values). */
+export function runOnceSelectorOf(kind: RunOnceKind, guid: string): string {
+  return `${runOnceSelector(kind)},${kind.guidLabel}=${guid}`;
+}
+
+/** A run's labels; values Kubernetes would refuse are left out, as for apps (see labelsFor). */
+export function runOnceLabels(kind: RunOnceKind, guid: string, req: RunOnceRequest): Record<string, string> {
+  return validLabels([
+    [LABEL_SOURCE_TYPE, kind.sourceType],
+    [kind.guidLabel, guid],
+    [LABEL_APP_GUID, req.appGuid],
+    [LABEL_SPACE_GUID, req.spaceGuid],
+    [LABEL_ORG_GUID, req.orgGuid],
+    [LABEL_MANAGED_BY, MANAGED_BY],
+  ]);
+}
+
+/**
+ * A run's annotations: what a label cannot hold (`extra` adds the kind's own), and the callback, so that
+ * a run found in the cluster (after a restart of the service) can still be reported to CC.
+ */
+export function runOnceAnnotations(
+  kind: RunOnceKind,
+  guid: string,
+  req: RunOnceRequest,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    [kind.guidAnnotation]: guid,
+    ...extra,
+    [ANNOTATION_COMPLETION_CALLBACK]: req.completionCallback,
+    [ANNOTATION_APP_NAME]: req.appName,
+    [ANNOTATION_SPACE_NAME]: req.spaceName,
+    [ANNOTATION_ORG_NAME]: req.orgName,
+  };
 }
 
 export interface RunOnceJobParts {

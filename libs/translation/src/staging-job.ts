@@ -19,22 +19,24 @@ import { containerResources, containerSecurityContext } from './container.js';
 import { pairsEnv } from './env.js';
 import type { Container, EnvVar, Job, JobSpec } from './k8s-objects.js';
 import {
-  ANNOTATION_APP_NAME,
-  ANNOTATION_ORG_NAME,
-  ANNOTATION_SPACE_NAME,
-  LABEL_APP_GUID,
-  LABEL_MANAGED_BY,
-  LABEL_ORG_GUID,
-  LABEL_SOURCE_TYPE,
-  LABEL_SPACE_GUID,
-  MANAGED_BY,
-  validLabels,
-} from './labels.js';
-import { ANNOTATION_COMPLETION_CALLBACK, jobName, runOnceJob } from './run-once-job.js';
+  type RunOnceKind,
+  jobName,
+  runOnceAnnotations,
+  runOnceJob,
+  runOnceLabels,
+  runOnceSelector,
+  runOnceSelectorOf,
+} from './run-once-job.js';
 
 export const SOURCE_TYPE_STAGING = 'STG';
 export const LABEL_STAGING_GUID = 'cloudfoundry.org/staging_guid';
 export const ANNOTATION_STAGING_GUID = 'cloudfoundry.org/staging_guid';
+
+const STAGING: RunOnceKind = {
+  sourceType: SOURCE_TYPE_STAGING,
+  guidLabel: LABEL_STAGING_GUID,
+  guidAnnotation: ANNOTATION_STAGING_GUID,
+};
 
 /** The recipe's container name, the same in every staging pod. */
 export const STAGING_CONTAINER = 'opi-staging';
@@ -43,39 +45,25 @@ export const STAGING_CONTAINER = 'opi-staging';
 export const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 
 /** Every staging Job (and staging pod) of this service, for list and watch. */
-export const STAGING_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_SOURCE_TYPE}=${SOURCE_TYPE_STAGING}`;
+export const STAGING_SELECTOR = runOnceSelector(STAGING);
 
 /** `stage-<first 8 of the guid>-<10 hex of sha256(guid)>`, at most 25 characters (see jobName). */
 export function stagingJobName(stagingGuid: string): string {
   return jobName('stage', stagingGuid);
 }
 
-/** One staging's Job and pods as a list selector (CC's staging guids are UUIDs, valid label values). */
+/** One staging's Job and pods as a list selector. */
 export function stagingSelectorString(stagingGuid: string): string {
-  return `${STAGING_SELECTOR},${LABEL_STAGING_GUID}=${stagingGuid}`;
+  return runOnceSelectorOf(STAGING, stagingGuid);
 }
 
-/** The staging's labels; values Kubernetes would refuse are left out, as for apps (see labelsFor). */
 export function stagingLabels(staging: DesiredStaging): Record<string, string> {
-  return validLabels([
-    [LABEL_SOURCE_TYPE, SOURCE_TYPE_STAGING],
-    [LABEL_STAGING_GUID, staging.stagingGuid],
-    [LABEL_APP_GUID, staging.appGuid],
-    [LABEL_SPACE_GUID, staging.spaceGuid],
-    [LABEL_ORG_GUID, staging.orgGuid],
-    [LABEL_MANAGED_BY, MANAGED_BY],
-  ]);
+  return runOnceLabels(STAGING, staging.stagingGuid, staging);
 }
 
-/** The staging's annotations, with the callback so a staging found in the cluster can still be reported. */
+/** The staging's annotations (see runOnceAnnotations). */
 export function stagingAnnotations(staging: DesiredStaging): Record<string, string> {
-  return {
-    [ANNOTATION_STAGING_GUID]: staging.stagingGuid,
-    [ANNOTATION_COMPLETION_CALLBACK]: staging.completionCallback,
-    [ANNOTATION_APP_NAME]: staging.appName,
-    [ANNOTATION_SPACE_NAME]: staging.spaceName,
-    [ANNOTATION_ORG_NAME]: staging.orgName,
-  };
+  return runOnceAnnotations(STAGING, staging.stagingGuid, staging);
 }
 
 export interface StagingJobSettings {

@@ -3,31 +3,33 @@ import type { DesiredTask } from '@opi/domain';
 import { containerResources, containerSecurityContext } from './container.js';
 import { pairsEnv, podIdentityEnv } from './env.js';
 import type { Container, Job, JobSpec, Secret } from './k8s-objects.js';
+import { dockerConfigSecret } from './pull-secret.js';
 import {
-  ANNOTATION_APP_NAME,
-  ANNOTATION_ORG_NAME,
-  ANNOTATION_SPACE_NAME,
-  LABEL_APP_GUID,
-  LABEL_MANAGED_BY,
-  LABEL_ORG_GUID,
-  LABEL_SOURCE_TYPE,
-  LABEL_SPACE_GUID,
-  MANAGED_BY,
-  validLabels,
-} from './labels.js';
-import { ANNOTATION_COMPLETION_CALLBACK, jobName, runOnceJob } from './run-once-job.js';
-import { dockerConfigSecret } from './secret.js';
+  type RunOnceKind,
+  jobName,
+  runOnceAnnotations,
+  runOnceJob,
+  runOnceLabels,
+  runOnceSelector,
+  runOnceSelectorOf,
+} from './run-once-job.js';
 
 export const SOURCE_TYPE_TASK = 'TASK';
 export const LABEL_TASK_GUID = 'cloudfoundry.org/task_guid';
 export const ANNOTATION_TASK_GUID = 'cloudfoundry.org/task_guid';
 export const ANNOTATION_TASK_NAME = 'cloudfoundry.org/task_name';
 
+const TASK: RunOnceKind = {
+  sourceType: SOURCE_TYPE_TASK,
+  guidLabel: LABEL_TASK_GUID,
+  guidAnnotation: ANNOTATION_TASK_GUID,
+};
+
 /** The task's container name, the same in every task's pod. */
 export const TASK_CONTAINER = 'opi-task';
 
 /** Every task Job (and task pod) of this service, for list and watch. */
-export const TASK_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_SOURCE_TYPE}=${SOURCE_TYPE_TASK}`;
+export const TASK_SELECTOR = runOnceSelector(TASK);
 
 /** `task-<first 8 of the guid>-<10 hex of sha256(guid)>`, at most 24 characters (see jobName). */
 export function taskJobName(taskGuid: string): string {
@@ -39,36 +41,18 @@ export function taskRegistrySecretName(taskGuid: string): string {
   return `${taskJobName(taskGuid)}-registry`;
 }
 
-/** One task's Job and pods as a list selector (CC's task guids are UUIDs, valid label values). */
+/** One task's Job and pods as a list selector. */
 export function taskSelectorString(taskGuid: string): string {
-  return `${TASK_SELECTOR},${LABEL_TASK_GUID}=${taskGuid}`;
+  return runOnceSelectorOf(TASK, taskGuid);
 }
 
-/** The task's labels; values Kubernetes would refuse are left out, as for apps (see labelsFor). */
 export function taskLabels(task: DesiredTask): Record<string, string> {
-  return validLabels([
-    [LABEL_SOURCE_TYPE, SOURCE_TYPE_TASK],
-    [LABEL_TASK_GUID, task.taskGuid],
-    [LABEL_APP_GUID, task.appGuid],
-    [LABEL_SPACE_GUID, task.spaceGuid],
-    [LABEL_ORG_GUID, task.orgGuid],
-    [LABEL_MANAGED_BY, MANAGED_BY],
-  ]);
+  return runOnceLabels(TASK, task.taskGuid, task);
 }
 
-/**
- * The task's annotations: what a label cannot hold, and the callback, so that a task found in the cluster
- * (after a restart of the service) can still be reported to CC.
- */
+/** The task's annotations (see runOnceAnnotations), with its name. */
 export function taskAnnotations(task: DesiredTask): Record<string, string> {
-  return {
-    [ANNOTATION_TASK_GUID]: task.taskGuid,
-    [ANNOTATION_TASK_NAME]: task.name,
-    [ANNOTATION_COMPLETION_CALLBACK]: task.completionCallback,
-    [ANNOTATION_APP_NAME]: task.appName,
-    [ANNOTATION_SPACE_NAME]: task.spaceName,
-    [ANNOTATION_ORG_NAME]: task.orgName,
-  };
+  return runOnceAnnotations(TASK, task.taskGuid, task, { [ANNOTATION_TASK_NAME]: task.name });
 }
 
 export interface TaskJobSettings {

@@ -3,7 +3,7 @@ import type { DesiredLrp, RegistryCredentials } from '@opi/domain';
 import type { Secret } from './k8s-objects.js';
 import { labelsFor } from './labels.js';
 import { registrySecretName } from './names.js';
-import { dockerConfigJson } from './registry.js';
+import { dockerConfigJson } from './docker-config.js';
 
 export const DOCKER_CONFIG_JSON_TYPE = 'kubernetes.io/dockerconfigjson';
 export const DOCKER_CONFIG_JSON_KEY = '.dockerconfigjson';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RegistryCredentials } from '@opi/domain';
-import { credentialsFromDockerConfig, dockerConfigJson, registryServerOf } from './registry.js';
+import { credentialsFromDockerConfig, dockerConfigJson, registryServerOf } from './docker-config.js';
 
 const HUB = 'https://index.docker.io/v1/';
 const b64 = (s: string) => Buffer.from(s).toString('base64');

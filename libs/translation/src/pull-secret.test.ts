@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { labelsFor } from './labels.js';
 import { sampleLrp } from './lrp.fixture.js';
 import { registrySecretName } from './names.js';
-import { dockerConfigSecret, registrySecret } from './secret.js';
+import { dockerConfigSecret, registrySecret } from './pull-secret.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');

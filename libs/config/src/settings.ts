@@ -3,9 +3,9 @@
  * stops the process with a message naming the variable, instead of surfacing later. Nothing else in the
  * code reads process.env. The settings table of docs/operations.md lists the same names and defaults.
  */
+import { DNS_LABEL } from '@opi/domain';
 import { z } from 'zod';
 
-const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -67,7 +67,7 @@ const schema = z.object({
   KUBECONFIG: z.string().optional(),
   /** Set by Kubernetes in every pod: the in-cluster configuration is available. */
   KUBERNETES_SERVICE_HOST: z.string().optional(),
-  OPI_NAMESPACE: z.string().regex(DNS_LABEL_RE, 'must be a DNS-1123 label').default('cf-workloads'),
+  OPI_NAMESPACE: z.string().regex(DNS_LABEL, 'must be a DNS-1123 label').default('cf-workloads'),
   /** false: workloads are watched in OPI_NAMESPACE only, so a namespaced Role suffices (k8s/). */
   OPI_SYNC_ALL_NAMESPACES: bool.default(true),
   /** Namespaces a request may name besides OPI_NAMESPACE: comma-separated DNS labels, or `*` for any. */
@@ -81,7 +81,7 @@ const schema = z.object({
         .filter((n) => n !== ''),
     )
     .refine(
-      (list) => (list.length === 1 && list[0] === '*') || list.every((n) => DNS_LABEL_RE.test(n)),
+      (list) => (list.length === 1 && list[0] === '*') || list.every((n) => DNS_LABEL.test(n)),
       'must be `*` or comma-separated DNS-1123 labels',
     ),
   OPI_QUEUE_PREFIX: z
@@ -93,7 +93,7 @@ const schema = z.object({
   /** How often the sync reconciles drift from the watched state (the cache itself follows the watch). */
   OPI_RESYNC_INTERVAL_MS: int(500, 24 * 3_600_000).default(600_000),
   /** The Lease (in OPI_NAMESPACE) whose holder watches the cluster and writes the cache. */
-  OPI_LEASE_NAME: z.string().regex(DNS_LABEL_RE, 'must be a DNS-1123 label').default('opi-cache-writer'),
+  OPI_LEASE_NAME: z.string().regex(DNS_LABEL, 'must be a DNS-1123 label').default('opi-cache-writer'),
   /** The Lease's duration, renew deadline and retry period (client-go's 15 s, 10 s, 2 s). */
   OPI_LEASE_DURATION_MS: int(1000, 600_000).default(15_000),
   OPI_LEASE_RENEW_DEADLINE_MS: int(500, 600_000).default(10_000),

@@ -6,7 +6,7 @@
  * desire, and the GC that cost was a third of the API's CPU at ingest (decision 0002).
  */
 import { DESIRE_LIMITS as L, type DesireLrpRequest, USER_ANNOTATIONS_MAX_BYTES } from './schemas.js';
-import { DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, LABEL_VALUE, QUALIFIED_NAME } from './names.js';
+import { DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, LABEL_VALUE, QUALIFIED_NAME } from '@opi/domain';
 
 /** Thrown inside this module only: the body is not one the fast path takes. */
 class NotFast extends Error {}

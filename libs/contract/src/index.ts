@@ -1,4 +1,3 @@
-export * from './names.js';
 export * from './schemas.js';
 export * from './desire-fast.js';
 export * from './responses.js';

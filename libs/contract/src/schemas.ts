@@ -5,7 +5,7 @@
  * Every optional field also takes `null` (optional.ts): CC sends nil as null.
  */
 import { z } from 'zod';
-import { DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, LABEL_VALUE, QUALIFIED_NAME } from './names.js';
+import { DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, LABEL_VALUE, QUALIFIED_NAME } from '@opi/domain';
 import { optional, text, withDefault } from './optional.js';
 
 const labelValue = (what: string) =>

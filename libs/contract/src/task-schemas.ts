@@ -3,7 +3,7 @@
  * the apps' own, so a docker image or droplet is checked the same way wherever it comes from.
  */
 import { z } from 'zod';
-import { ENV_NAME } from './names.js';
+import { ENV_NAME, LABEL_VALUE } from '@opi/domain';
 import { dockerLifecycle, lifecycleSchema, namespaceField } from './schemas.js';
 import { optional, text, withDefault } from './optional.js';
 
@@ -123,6 +123,6 @@ export type StagingRequest = z.infer<typeof stagingRequestSchema>;
 export const taskGuidParam = z
   .string()
   .regex(
-    /^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/,
+    LABEL_VALUE,
     'must be 1-63 letters, digits, "-", "_" or ".", starting and ending with a letter or digit',
   );

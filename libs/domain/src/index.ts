@@ -2,3 +2,4 @@ export * from './lrp.js';
 export * from './errors.js';
 export * from './image.js';
 export * from './task.js';
+export * from './kube-names.js';

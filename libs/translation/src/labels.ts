@@ -3,7 +3,7 @@
  * only unique); annotations carry what does not fit a label value (≤ 63 characters): the 73-character
  * process guid, CC's `last_updated` and the whole desired state, so the cluster alone can rebuild it.
  */
-import type { DesiredLrp } from '@opi/domain';
+import { type DesiredLrp, LABEL_VALUE } from '@opi/domain';
 import type { LabelSelector } from './k8s-objects.js';
 
 export const LABEL_GUID = 'cloudfoundry.org/guid';
@@ -29,9 +29,6 @@ export const ANNOTATION_DESIRED_LRP = 'cloudfoundry.org/desired_lrp';
 
 /** Every LRP workload of this service, for list and watch. */
 export const APP_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_SOURCE_TYPE}=${SOURCE_TYPE_APP}`;
-
-/** What Kubernetes accepts as a non-empty label value. */
-const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 
 export function isLabelValue(value: string): boolean {
   return LABEL_VALUE.test(value);

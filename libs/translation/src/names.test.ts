@@ -1,8 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { DNS_LABEL } from '@opi/domain';
 import { sampleLrp } from './lrp.fixture.js';
 import { dnsLabelPart, namePrefix, registrySecretName, shortHash, workloadName } from './names.js';
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 describe('namePrefix', () => {
   it.each<[string, string, string]>([

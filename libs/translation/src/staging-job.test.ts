@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { DesiredStaging } from '@opi/domain';
+import { DNS_LABEL, type DesiredStaging } from '@opi/domain';
 import { STAGING_GUID, sampleStaging } from './job.fixture.js';
 import type { EnvVar } from './k8s-objects.js';
 import {
@@ -10,7 +10,6 @@ import {
   stagingToJob,
 } from './staging-job.js';
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const JOB_NAME = 'stage-b4c2e8f1-d6b6b3ca8b';
 const RECIPE = 'registry.example.com/opi/recipe:1.0';
 const CALLBACK = `http://cc.internal/internal/v3/staging/${STAGING_GUID}/build_completed?start=true`;

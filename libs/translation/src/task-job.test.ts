@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { DesiredTask } from '@opi/domain';
+import { DNS_LABEL, type DesiredTask } from '@opi/domain';
 import { TASK_GUID, sampleTask } from './job.fixture.js';
 import type { Container, EnvVar, PodSpec } from './k8s-objects.js';
 import {
@@ -12,7 +12,6 @@ import {
   taskToJob,
 } from './task-job.js';
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const JOB_NAME = 'task-7e5d1c3a-3f729cd9a5';
 const fieldRef = (name: string, fieldPath: string): EnvVar => ({
   name,

@@ -1,4 +1,7 @@
-/** Formats and limits that keep CC's values safe to use as Kubernetes names, label values and env. */
+/**
+ * The formats Kubernetes requires of names, label values and env names: what the contract checks CC's values
+ * against, the translation relies on, and the settings check their names with.
+ */
 
 /** A Kubernetes label value (≤ 63, alphanumeric at both ends): guids and versions become labels. */
 export const LABEL_VALUE = /^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/;

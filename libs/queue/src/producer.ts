@@ -76,17 +76,17 @@ export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
 
   constructor(options: ProducerOptions) {
-    const mk = (name: QueueName): Queue =>
+    const openQueue = (name: QueueName): Queue =>
       new Queue(name, {
         connection: options.connection,
         prefix: options.prefix,
         defaultJobOptions: defaultJobOptions(options.attempts),
       });
     this.queues = {
-      [QUEUE_NAMES.lrp]: mk(QUEUE_NAMES.lrp),
-      [QUEUE_NAMES.sync]: mk(QUEUE_NAMES.sync),
-      [QUEUE_NAMES.task]: mk(QUEUE_NAMES.task),
-      [QUEUE_NAMES.callback]: mk(QUEUE_NAMES.callback),
+      [QUEUE_NAMES.lrp]: openQueue(QUEUE_NAMES.lrp),
+      [QUEUE_NAMES.sync]: openQueue(QUEUE_NAMES.sync),
+      [QUEUE_NAMES.task]: openQueue(QUEUE_NAMES.task),
+      [QUEUE_NAMES.callback]: openQueue(QUEUE_NAMES.callback),
     };
     this.callbackAttempts = options.callbackAttempts ?? 15;
     this.callbackBackoffMs = options.callbackBackoffMs ?? 2000;

@@ -89,8 +89,7 @@ export function createApp(deps: AppDeps): Express {
   // Everything before the body parser runs as one layer (series.ts): it is the same for every request.
   const front: RequestHandler[] = [logRequests(deps.logger, deps.metrics)];
   if (!deps.separateAdmin) {
-    // Entered only for its own paths: stepping into a router and matching its routes on each of CC's
-    // requests was a measurable share of a desire's CPU.
+    // Entered only for its own paths, so CC's requests do not step into a router they never use.
     const operator = operatorRoutes(deps);
     front.push((req, res, next) => {
       if (isOperatorPath(req.path)) operator(req, res, next);

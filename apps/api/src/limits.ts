@@ -7,17 +7,8 @@
  *   it: the token itself is never a key or logged), else its address. Over the limit: 429 with
  *   Retry-After and the contract's error body. Probes, metrics and the dashboard are not counted.
  *
- *   The counters live in the process, so the limit holds per API replica: with N replicas behind a
- *   Service a client may reach up to N times it. That is chosen over a Redis store on purpose: the limit
- *   is a guard against a runaway client, not a quota to bill, and a Redis store would add a round trip
- *   to every request (doubling Redis work on the hot reads) and stop limiting, or refuse everything,
- *   exactly when Redis is in trouble.
- *
- *   The counting is ours (ClientWindows: fixed one-minute windows, one Map cleared at each window's end)
- *   rather than express-rate-limit's: its middleware awaits five steps per request, and the bench
- *   measured it at about a tenth of the desire ingest's throughput; this one is a Map lookup. As with
- *   any fixed window, a client may reach twice the limit across a window's end; for a runaway guard
- *   that is fine. Only IPv6's /56 grouping is still express-rate-limit's (ipKeyGenerator).
+ *   Counted in the process, in fixed one-minute windows (ClientWindows): the limit holds per API replica,
+ *   and a client may reach twice it across a window's end. Why: docs/decisions/0005-rate-limiter.md.
  *
  * - **Queue depth** (OPI_MAX_QUEUE_DEPTH): a write whose queue already holds that many waiting and
  *   delayed jobs is answered 503 with Retry-After before anything is recorded, so a backlog the workers

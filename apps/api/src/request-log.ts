@@ -4,11 +4,9 @@
  * one line to grep per request. The request itself is logged as id, method, url and peer only: headers
  * are where credentials travel, and are never logged.
  *
- * This middleware stands in for pino-http, whose line it keeps (`req`, the facts, `res`, `responseTime`,
- * "request completed"). pino-http built two child loggers when a request arrived and a third when it
- * ended, each serialising the request again; at the desire ingest's rate that was a fifth of the API's
- * CPU (bench, `--cpu-prof`). Here `req.log` is made only when a handler logs on its own, which most
- * requests never do, and the line is one plain call.
+ * It stands in for pino-http and keeps its line (`req`, the facts, `res`, `responseTime`, "request
+ * completed"), without pino-http's child loggers per request: `req.log` is made only when a handler logs
+ * on its own, which most requests never do, and the line is one plain call.
  *
  * The line is made of fixed request fields and flat facts only (the types say so), so it is redacted by
  * key at its top level; the logger's nested wildcard paths found nothing there and cost as much as the
@@ -57,8 +55,8 @@ function requestFields(req: IncomingMessage): Record<string, unknown> {
 }
 
 /**
- * req.log: a plain object set on each request, whose child logger is made on its first line. (It was a
- * getter defined on each request, which cost more than the rest of this middleware.)
+ * req.log: a plain object set on each request (not a getter defined per request, which costs more than
+ * the rest of this middleware), whose child logger is made on its first line.
  */
 class LazyRequestLogger implements RequestLogger {
   private child: Logger | undefined;

@@ -1,13 +1,10 @@
 /**
- * Moves the converge inbox (libs/state/src/inbox.ts) into the lrp queue: every worker process runs one
- * pump, blocked on the list, so a write's converge is queued within a round trip or two of its answer.
- * Entries that arrived meanwhile come in the same take and go in one addBulk, so a burst of desires
- * costs the workers a few bulk adds instead of costing the API one add each.
+ * Moves the converge inbox into the lrp queue (docs/decisions/0004-converge-inbox.md): every worker
+ * process runs one pump, blocked on the list, and adds what one take brings in one addBulk.
  *
- * A failed add puts its entries back at the head and waits before the next try (Redis or the queue is in
- * trouble; the entries keep). An entry the pump cannot read, or whose process guid the queue's schema
- * refuses, is dropped with a warning: nothing of this service writes one (the API checks the same
- * bounds), and the sync converges whatever LRP it might have named.
+ * A failed add puts its entries back at the head and waits before the next try. An entry the pump cannot
+ * read, or whose process guid the queue's schema refuses, is dropped with a warning: nothing of this
+ * service writes one, and the sync converges whatever LRP it might have named.
  */
 import type { Logger } from '@opi/logging';
 import { type ConvergeItem, JOBS, type JobProducer, type RedisClient } from '@opi/queue';

@@ -1,5 +1,5 @@
 /**
- * The one registry of queues, job names and payload schemas. Payloads carry identities only: handlers
+ * The typed job registry: the queues, the job names and their payload schemas, in one place. Payloads carry identities only: handlers
  * read the latest desired state, so a job that runs late, twice or out of order still converges to the
  * last request, and no credential ever sits in job data (which operators see on the dashboard).
  */

@@ -34,8 +34,8 @@ export function jobName(kind: string, guid: string): string {
   return readable ? `${kind}-${readable}-${shortHash(guid)}` : `${kind}-${shortHash(guid)}`;
 }
 
-/** A kind of run-once work (tasks, staging): its source-type label and the keys its guid is kept under. */
-export interface RunOnceKind {
+/** What tells one kind of run (tasks, staging) apart: its source-type label and the keys its guid is under. */
+export interface RunOnceKeys {
   sourceType: string;
   guidLabel: string;
   guidAnnotation: string;
@@ -47,45 +47,44 @@ export type RunOnceRequest = Pick<
   'appGuid' | 'appName' | 'spaceGuid' | 'spaceName' | 'orgGuid' | 'orgName' | 'completionCallback'
 >;
 
-/** Every Job (and pod) of this kind made by this service, for list and watch. */
-export function runOnceSelector(kind: RunOnceKind): string {
-  return `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_SOURCE_TYPE}=${kind.sourceType}`;
+/** One kind's selectors, labels and annotations (see runOnceKind). */
+export interface RunOnceKind {
+  /** Every Job (and pod) of this kind made by this service, for list and watch. */
+  readonly selector: string;
+  /** One run's Job and pods as a list selector (CC's guids are UUIDs, valid label values). */
+  selectorOf(guid: string): string;
+  /** A run's labels; values Kubernetes would refuse are left out, as for apps (see labelsFor). */
+  labels(guid: string, req: RunOnceRequest): Record<string, string>;
+  /**
+   * A run's annotations: what a label cannot hold (`extra`: the kind's own), and the callback, so that a
+   * run found in the cluster (after a restart of the service) can still be reported to CC.
+   */
+  annotations(guid: string, req: RunOnceRequest, extra?: Record<string, string>): Record<string, string>;
 }
 
-/** One run's Job and pods as a list selector (CC's guids are UUIDs, valid label values). */
-export function runOnceSelectorOf(kind: RunOnceKind, guid: string): string {
-  return `${runOnceSelector(kind)},${kind.guidLabel}=${guid}`;
-}
-
-/** A run's labels; values Kubernetes would refuse are left out, as for apps (see labelsFor). */
-export function runOnceLabels(kind: RunOnceKind, guid: string, req: RunOnceRequest): Record<string, string> {
-  return validLabels([
-    [LABEL_SOURCE_TYPE, kind.sourceType],
-    [kind.guidLabel, guid],
-    [LABEL_APP_GUID, req.appGuid],
-    [LABEL_SPACE_GUID, req.spaceGuid],
-    [LABEL_ORG_GUID, req.orgGuid],
-    [LABEL_MANAGED_BY, MANAGED_BY],
-  ]);
-}
-
-/**
- * A run's annotations: what a label cannot hold (`extra` adds the kind's own), and the callback, so that
- * a run found in the cluster (after a restart of the service) can still be reported to CC.
- */
-export function runOnceAnnotations(
-  kind: RunOnceKind,
-  guid: string,
-  req: RunOnceRequest,
-  extra: Record<string, string> = {},
-): Record<string, string> {
+/** The selectors, labels and annotations of one kind of run, built the same way for tasks and staging. */
+export function runOnceKind(keys: RunOnceKeys): RunOnceKind {
+  const selector = `${LABEL_MANAGED_BY}=${MANAGED_BY},${LABEL_SOURCE_TYPE}=${keys.sourceType}`;
   return {
-    [kind.guidAnnotation]: guid,
-    ...extra,
-    [ANNOTATION_COMPLETION_CALLBACK]: req.completionCallback,
-    [ANNOTATION_APP_NAME]: req.appName,
-    [ANNOTATION_SPACE_NAME]: req.spaceName,
-    [ANNOTATION_ORG_NAME]: req.orgName,
+    selector,
+    selectorOf: (guid) => `${selector},${keys.guidLabel}=${guid}`,
+    labels: (guid, req) =>
+      validLabels([
+        [LABEL_SOURCE_TYPE, keys.sourceType],
+        [keys.guidLabel, guid],
+        [LABEL_APP_GUID, req.appGuid],
+        [LABEL_SPACE_GUID, req.spaceGuid],
+        [LABEL_ORG_GUID, req.orgGuid],
+        [LABEL_MANAGED_BY, MANAGED_BY],
+      ]),
+    annotations: (guid, req, extra = {}) => ({
+      [keys.guidAnnotation]: guid,
+      ...extra,
+      [ANNOTATION_COMPLETION_CALLBACK]: req.completionCallback,
+      [ANNOTATION_APP_NAME]: req.appName,
+      [ANNOTATION_SPACE_NAME]: req.spaceName,
+      [ANNOTATION_ORG_NAME]: req.orgName,
+    }),
   };
 }
 

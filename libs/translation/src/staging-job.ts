@@ -18,25 +18,17 @@ import type { DesiredStaging } from '@opi/domain';
 import { containerResources, containerSecurityContext } from './container.js';
 import { pairsEnv } from './env.js';
 import type { Container, EnvVar, Job, JobSpec } from './k8s-objects.js';
-import {
-  type RunOnceKind,
-  jobName,
-  runOnceAnnotations,
-  runOnceJob,
-  runOnceLabels,
-  runOnceSelector,
-  runOnceSelectorOf,
-} from './run-once-job.js';
+import { jobName, runOnceJob, runOnceKind } from './run-once-job.js';
 
 export const SOURCE_TYPE_STAGING = 'STG';
 export const LABEL_STAGING_GUID = 'cloudfoundry.org/staging_guid';
 export const ANNOTATION_STAGING_GUID = 'cloudfoundry.org/staging_guid';
 
-const STAGING: RunOnceKind = {
+const STAGING = runOnceKind({
   sourceType: SOURCE_TYPE_STAGING,
   guidLabel: LABEL_STAGING_GUID,
   guidAnnotation: ANNOTATION_STAGING_GUID,
-};
+});
 
 /** The recipe's container name, the same in every staging pod. */
 export const STAGING_CONTAINER = 'opi-staging';
@@ -45,7 +37,7 @@ export const STAGING_CONTAINER = 'opi-staging';
 export const TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 
 /** Every staging Job (and staging pod) of this service, for list and watch. */
-export const STAGING_SELECTOR = runOnceSelector(STAGING);
+export const STAGING_SELECTOR = STAGING.selector;
 
 /** `stage-<first 8 of the guid>-<10 hex of sha256(guid)>`, at most 25 characters (see jobName). */
 export function stagingJobName(stagingGuid: string): string {
@@ -54,16 +46,16 @@ export function stagingJobName(stagingGuid: string): string {
 
 /** One staging's Job and pods as a list selector. */
 export function stagingSelectorString(stagingGuid: string): string {
-  return runOnceSelectorOf(STAGING, stagingGuid);
+  return STAGING.selectorOf(stagingGuid);
 }
 
 export function stagingLabels(staging: DesiredStaging): Record<string, string> {
-  return runOnceLabels(STAGING, staging.stagingGuid, staging);
+  return STAGING.labels(staging.stagingGuid, staging);
 }
 
-/** The staging's annotations (see runOnceAnnotations). */
+/** The staging's annotations (see RunOnceKind). */
 export function stagingAnnotations(staging: DesiredStaging): Record<string, string> {
-  return runOnceAnnotations(STAGING, staging.stagingGuid, staging);
+  return STAGING.annotations(staging.stagingGuid, staging);
 }
 
 export interface StagingJobSettings {

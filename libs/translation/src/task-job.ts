@@ -4,32 +4,24 @@ import { containerResources, containerSecurityContext } from './container.js';
 import { pairsEnv, podIdentityEnv } from './env.js';
 import type { Container, Job, JobSpec, Secret } from './k8s-objects.js';
 import { dockerConfigSecret } from './pull-secret.js';
-import {
-  type RunOnceKind,
-  jobName,
-  runOnceAnnotations,
-  runOnceJob,
-  runOnceLabels,
-  runOnceSelector,
-  runOnceSelectorOf,
-} from './run-once-job.js';
+import { jobName, runOnceJob, runOnceKind } from './run-once-job.js';
 
 export const SOURCE_TYPE_TASK = 'TASK';
 export const LABEL_TASK_GUID = 'cloudfoundry.org/task_guid';
 export const ANNOTATION_TASK_GUID = 'cloudfoundry.org/task_guid';
 export const ANNOTATION_TASK_NAME = 'cloudfoundry.org/task_name';
 
-const TASK: RunOnceKind = {
+const TASK = runOnceKind({
   sourceType: SOURCE_TYPE_TASK,
   guidLabel: LABEL_TASK_GUID,
   guidAnnotation: ANNOTATION_TASK_GUID,
-};
+});
 
 /** The task's container name, the same in every task's pod. */
 export const TASK_CONTAINER = 'opi-task';
 
 /** Every task Job (and task pod) of this service, for list and watch. */
-export const TASK_SELECTOR = runOnceSelector(TASK);
+export const TASK_SELECTOR = TASK.selector;
 
 /** `task-<first 8 of the guid>-<10 hex of sha256(guid)>`, at most 24 characters (see jobName). */
 export function taskJobName(taskGuid: string): string {
@@ -43,16 +35,16 @@ export function taskRegistrySecretName(taskGuid: string): string {
 
 /** One task's Job and pods as a list selector. */
 export function taskSelectorString(taskGuid: string): string {
-  return runOnceSelectorOf(TASK, taskGuid);
+  return TASK.selectorOf(taskGuid);
 }
 
 export function taskLabels(task: DesiredTask): Record<string, string> {
-  return runOnceLabels(TASK, task.taskGuid, task);
+  return TASK.labels(task.taskGuid, task);
 }
 
-/** The task's annotations (see runOnceAnnotations), with its name. */
+/** The task's annotations (see RunOnceKind), with its name. */
 export function taskAnnotations(task: DesiredTask): Record<string, string> {
-  return runOnceAnnotations(TASK, task.taskGuid, task, { [ANNOTATION_TASK_NAME]: task.name });
+  return TASK.annotations(task.taskGuid, task, { [ANNOTATION_TASK_NAME]: task.name });
 }
 
 export interface TaskJobSettings {

@@ -26,12 +26,15 @@ import {
 } from './outcome.js';
 import { alreadyReported, postToCc, reportOnce } from './report.js';
 
-/** Makes a Secret owned by a Job, so deleting the Job (or its TTL) takes the credentials along. */
+/**
+ * Makes a Secret owned by a Job (ownedBy), so deleting the Job (or its TTL) takes the credentials along.
+ * A Job without a uid is the one asked for, gone again before it could be read (createJobOnce): no owner.
+ */
 export async function ownSecretByJob(
   kube: KubernetesPort,
   namespace: string,
   secret: Secret,
-  job: Job & { metadata: { uid?: string } },
+  job: Job,
 ): Promise<void> {
   const uid = job.metadata.uid;
   if (!uid) return;

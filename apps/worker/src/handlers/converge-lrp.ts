@@ -54,7 +54,7 @@ async function convergeOnce(
   processGuid: string,
   fresh: boolean,
 ): Promise<NoRecord | Converged | Stopped> {
-  // None: stopped and confirmed, or expired; one Redis lost, the sync rebuilds from the cluster.
+  // No record: it expired, or Redis lost it (then the sync rebuilds it from the cluster).
   const record = await deps.store.get(processGuid);
   if (!record) return { kind: 'no-record' };
   if (record.state === 'stopped') return stop(deps, record);

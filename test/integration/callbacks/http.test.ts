@@ -1,59 +1,31 @@
 /**
- * CallbackClient against a fake CC over real sockets: how each kind of answer or failure is reported,
- * keep-alive, timeouts, CC going down and coming back, mutual TLS, and that URL credentials never leak
- * into errors.
+ * CallbackClient against a fake CC over http: how each kind of answer or failure is reported, keep-alive,
+ * timeouts, CC going down and coming back, and URL credentials sent as Basic auth but never in an error.
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import {
   CallbackClient,
-  CallbackTlsError,
   CallbackUnavailableError,
   CallbackUrlError,
   crashReportBody,
   crashReportUrl,
-  loadTls,
   stagingCompletedBody,
   taskCompletedBody,
 } from '@opi/callbacks';
-import { eventually } from '../support/eventually.js';
-import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
+import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
+import { TASK_PATH, guid, taskUrl, thrown } from './calls.js';
 
-const TASK_PATH = '/internal/v4/tasks';
 const SECRET_USER = 'cc_internal_user';
 const SECRET_PASSWORD = 's3cr3t-pa55';
-
-function taskUrl(base: string, guid: string): string {
-  return `${base}${TASK_PATH}/${guid}/completed`;
-}
 
 /** Userinfo spliced into a base URL, percent-encoded as CC would put it there. */
 function withCredentials(base: string): string {
   return base.replace('://', `://${SECRET_USER}:${encodeURIComponent(`${SECRET_PASSWORD}@x`)}@`);
 }
 
-async function thrown(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected the promise to reject');
-}
-
 /** Every way an error might reach a log: message, stack, String(), JSON, own properties. */
 function everythingIn(e: Error): string {
   return [e.message, e.stack, String(e), JSON.stringify(e), JSON.stringify(Object.entries(e))].join('\n');
-}
-
-function guid(): string {
-  return randomBytes(8).toString('hex');
 }
 
 describe('CallbackClient over http', () => {
@@ -287,263 +259,5 @@ describe('CallbackClient over http', () => {
       expect(everythingIn(e)).not.toContain(SECRET_PASSWORD);
       expect(everythingIn(e)).not.toContain(SECRET_USER);
     });
-  });
-});
-
-describe('CallbackClient and a kept-alive socket the server dropped', () => {
-  // A server that serves one request per connection and then resets it on the next one, as a proxy
-  // closing an idle connection at the moment the client reuses it would.
-  const served = new WeakMap<Socket, number>();
-  let requests = 0;
-  const server = createServer((req, res) => {
-    requests += 1;
-    const n = (served.get(req.socket) ?? 0) + 1;
-    served.set(req.socket, n);
-    if (n > 1) {
-      req.socket.destroy();
-      return;
-    }
-    req.resume();
-    req.on('end', () => res.end('{}'));
-  });
-  let base = '';
-  beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-
-  it('is retried once on a fresh connection', async () => {
-    const client = new CallbackClient({ timeoutMs: 2_000 });
-    try {
-      await expect(client.postJson(`${base}/a`, {})).resolves.toMatchObject({ kind: 'delivered' });
-      await expect(client.postJson(`${base}/b`, {})).resolves.toMatchObject({ kind: 'delivered' });
-      expect(requests).toBe(3);
-    } finally {
-      client.close();
-    }
-  });
-});
-
-function haveOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'pipe' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-interface Pki {
-  dir: string;
-  file: (name: string) => string;
-}
-
-/** A CA, a server cert for 127.0.0.1, a client cert, and a second CA with its own client cert. */
-function makePki(): Pki {
-  const dir = mkdtempSync(join(tmpdir(), 'callbacks-pki-'));
-  const file = (name: string) => join(dir, name);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  // Our own config, so the system openssl.cnf's defaults cannot change the extensions.
-  writeFileSync(
-    file('openssl.cnf'),
-    [
-      '[req]',
-      'distinguished_name = dn',
-      'prompt = no',
-      '[dn]',
-      'CN = unused',
-      '[ca]',
-      'basicConstraints = critical,CA:TRUE',
-      'keyUsage = critical,keyCertSign,cRLSign',
-      'subjectKeyIdentifier = hash',
-      '[server]',
-      'basicConstraints = CA:FALSE',
-      'keyUsage = critical,digitalSignature',
-      'extendedKeyUsage = serverAuth',
-      'subjectAltName = IP:127.0.0.1,DNS:localhost',
-      '[client]',
-      'basicConstraints = CA:FALSE',
-      'keyUsage = critical,digitalSignature',
-      'extendedKeyUsage = clientAuth',
-      '',
-    ].join('\n'),
-  );
-  const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  const ca = (name: string) =>
-    openssl(
-      'req',
-      '-x509',
-      ...key,
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.crt`,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${name}`,
-      '-config',
-      'openssl.cnf',
-      '-extensions',
-      'ca',
-    );
-  const leaf = (name: string, cn: string, signer: string, ext: string) => {
-    openssl(
-      'req',
-      '-new',
-      ...key,
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-      '-subj',
-      `/CN=${cn}`,
-      '-config',
-      'openssl.cnf',
-    );
-    openssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      `${signer}.crt`,
-      '-CAkey',
-      `${signer}.key`,
-      '-set_serial',
-      `0x${randomBytes(8).toString('hex')}`,
-      '-days',
-      '2',
-      '-out',
-      `${name}.crt`,
-      '-extfile',
-      'openssl.cnf',
-      '-extensions',
-      ext,
-    );
-  };
-  ca('test-ca');
-  ca('rogue-ca');
-  leaf('server', '127.0.0.1', 'test-ca', 'server');
-  leaf('client', 'opi-test-client', 'test-ca', 'client');
-  leaf('rogue-client', 'rogue-client', 'rogue-ca', 'client');
-  return { dir, file };
-}
-
-const openssl = haveOpenssl();
-if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback tests');
-
-(openssl ? describe : describe.skip)('CallbackClient over https with mutual TLS', () => {
-  let pki: Pki;
-  let cc: FakeCc;
-  const clients: CallbackClient[] = [];
-  const clientWith = (tls: Parameters<typeof loadTls>[0]) => {
-    const c = new CallbackClient({ tls: loadTls(tls), timeoutMs: 3_000 });
-    clients.push(c);
-    return c;
-  };
-
-  beforeAll(async () => {
-    pki = makePki();
-    cc = await startFakeCc({
-      tls: {
-        cert: readFileSync(pki.file('server.crt')),
-        key: readFileSync(pki.file('server.key')),
-        ca: readFileSync(pki.file('test-ca.crt')),
-      },
-    });
-  });
-  afterAll(async () => {
-    for (const c of clients) c.close();
-    await cc.close();
-    rmSync(pki.dir, { recursive: true, force: true });
-  });
-  beforeEach(() => {
-    cc.reset();
-  });
-
-  it('delivers with the client certificate, which CC sees', async () => {
-    const client = clientWith({
-      caFile: pki.file('test-ca.crt'),
-      certFile: pki.file('client.crt'),
-      keyFile: pki.file('client.key'),
-    });
-    const g = guid();
-    await expect(
-      client.postJson(taskUrl(cc.url, g), taskCompletedBody(g, { failed: false, failureReason: '' })),
-    ).resolves.toStrictEqual({
-      kind: 'delivered',
-      status: 200,
-    });
-    expect(cc.calls).toHaveLength(1);
-    expect(cc.calls[0]).toMatchObject({
-      clientCert: true,
-      clientCertSubject: 'opi-test-client',
-      body: { task_guid: g },
-    });
-  });
-
-  it.each<[string, () => Parameters<typeof loadTls>[0]]>([
-    ['no client certificate', () => ({ caFile: pki.file('test-ca.crt') })],
-    [
-      'a client certificate from another CA',
-      () => ({
-        caFile: pki.file('test-ca.crt'),
-        certFile: pki.file('rogue-client.crt'),
-        keyFile: pki.file('rogue-client.key'),
-      }),
-    ],
-  ])('a client with %s is refused in the handshake: unavailable', async (_name, tls) => {
-    const e = await thrown(clientWith(tls()).postJson(taskUrl(cc.url, guid()), {}));
-    expect(e).toBeInstanceOf(CallbackUnavailableError);
-    expect((e as CallbackUnavailableError).code).toBeDefined();
-    expect((e as CallbackUnavailableError).status).toBeUndefined();
-    expect(cc.calls).toHaveLength(0);
-    await eventually(async () => cc.refusedHandshakes > 0, 'the fake CC to refuse the handshake');
-  });
-
-  it("a client that does not trust CC's CA is unavailable, naming the verification failure", async () => {
-    const client = clientWith({ certFile: pki.file('client.crt'), keyFile: pki.file('client.key') });
-    const e = await thrown(client.postJson(taskUrl(cc.url, guid()), {}));
-    expect(e).toBeInstanceOf(CallbackUnavailableError);
-    expect((e as CallbackUnavailableError).code).toMatch(/UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER/);
-    expect(cc.calls).toHaveLength(0);
-  });
-
-  it('insecureSkipVerify still presents the client certificate', async () => {
-    const client = clientWith({
-      insecureSkipVerify: true,
-      certFile: pki.file('client.crt'),
-      keyFile: pki.file('client.key'),
-    });
-    await expect(client.postJson(taskUrl(cc.url, guid()), {})).resolves.toMatchObject({ kind: 'delivered' });
-    expect(cc.calls[0]).toMatchObject({ clientCert: true });
-  });
-
-  it('CC down and up again over TLS: unavailable, then delivered', async () => {
-    const client = clientWith({
-      caFile: pki.file('test-ca.crt'),
-      certFile: pki.file('client.crt'),
-      keyFile: pki.file('client.key'),
-    });
-    const url = taskUrl(cc.url, guid());
-    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
-    await cc.down();
-    try {
-      await expect(client.postJson(url, {})).rejects.toMatchObject({ code: 'ECONNREFUSED' });
-    } finally {
-      await cc.up();
-    }
-    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
-  });
-
-  it('loadTls refuses a certificate with the wrong key, naming the files', () => {
-    const load = () => loadTls({ certFile: pki.file('client.crt'), keyFile: pki.file('server.key') });
-    expect(load).toThrow(CallbackTlsError);
-    expect(load).toThrow(/client\.crt.*server\.key.* are not usable/);
   });
 });

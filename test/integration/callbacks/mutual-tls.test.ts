@@ -1,0 +1,131 @@
+/**
+ * CallbackClient over https with mutual TLS (certificates made by openssl): the client certificate CC
+ * sees, handshakes refused without one or with another CA's, CC's CA untrusted, and unusable key pairs.
+ */
+import { readFileSync, rmSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import {
+  CallbackClient,
+  CallbackTlsError,
+  CallbackUnavailableError,
+  loadTls,
+  taskCompletedBody,
+} from '@opi/callbacks';
+import { eventually } from '../../support/eventually.js';
+import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
+import { type Pki, haveOpenssl, makePki } from './callback-pki.js';
+import { guid, taskUrl, thrown } from './calls.js';
+
+const openssl = haveOpenssl();
+if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback tests');
+
+(openssl ? describe : describe.skip)('CallbackClient over https with mutual TLS', () => {
+  let pki: Pki;
+  let cc: FakeCc;
+  const clients: CallbackClient[] = [];
+  const clientWith = (tls: Parameters<typeof loadTls>[0]) => {
+    const c = new CallbackClient({ tls: loadTls(tls), timeoutMs: 3_000 });
+    clients.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    pki = makePki();
+    cc = await startFakeCc({
+      tls: {
+        cert: readFileSync(pki.file('server.crt')),
+        key: readFileSync(pki.file('server.key')),
+        ca: readFileSync(pki.file('test-ca.crt')),
+      },
+    });
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await cc.close();
+    rmSync(pki.dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    cc.reset();
+  });
+
+  it('delivers with the client certificate, which CC sees', async () => {
+    const client = clientWith({
+      caFile: pki.file('test-ca.crt'),
+      certFile: pki.file('client.crt'),
+      keyFile: pki.file('client.key'),
+    });
+    const g = guid();
+    await expect(
+      client.postJson(taskUrl(cc.url, g), taskCompletedBody(g, { failed: false, failureReason: '' })),
+    ).resolves.toStrictEqual({
+      kind: 'delivered',
+      status: 200,
+    });
+    expect(cc.calls).toHaveLength(1);
+    expect(cc.calls[0]).toMatchObject({
+      clientCert: true,
+      clientCertSubject: 'opi-test-client',
+      body: { task_guid: g },
+    });
+  });
+
+  it.each<[string, () => Parameters<typeof loadTls>[0]]>([
+    ['no client certificate', () => ({ caFile: pki.file('test-ca.crt') })],
+    [
+      'a client certificate from another CA',
+      () => ({
+        caFile: pki.file('test-ca.crt'),
+        certFile: pki.file('rogue-client.crt'),
+        keyFile: pki.file('rogue-client.key'),
+      }),
+    ],
+  ])('a client with %s is refused in the handshake: unavailable', async (_name, tls) => {
+    const e = await thrown(clientWith(tls()).postJson(taskUrl(cc.url, guid()), {}));
+    expect(e).toBeInstanceOf(CallbackUnavailableError);
+    expect((e as CallbackUnavailableError).code).toBeDefined();
+    expect((e as CallbackUnavailableError).status).toBeUndefined();
+    expect(cc.calls).toHaveLength(0);
+    await eventually(async () => cc.refusedHandshakes > 0, 'the fake CC to refuse the handshake');
+  });
+
+  it("a client that does not trust CC's CA is unavailable, naming the verification failure", async () => {
+    const client = clientWith({ certFile: pki.file('client.crt'), keyFile: pki.file('client.key') });
+    const e = await thrown(client.postJson(taskUrl(cc.url, guid()), {}));
+    expect(e).toBeInstanceOf(CallbackUnavailableError);
+    expect((e as CallbackUnavailableError).code).toMatch(/UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER/);
+    expect(cc.calls).toHaveLength(0);
+  });
+
+  it('insecureSkipVerify still presents the client certificate', async () => {
+    const client = clientWith({
+      insecureSkipVerify: true,
+      certFile: pki.file('client.crt'),
+      keyFile: pki.file('client.key'),
+    });
+    await expect(client.postJson(taskUrl(cc.url, guid()), {})).resolves.toMatchObject({ kind: 'delivered' });
+    expect(cc.calls[0]).toMatchObject({ clientCert: true });
+  });
+
+  it('CC down and up again over TLS: unavailable, then delivered', async () => {
+    const client = clientWith({
+      caFile: pki.file('test-ca.crt'),
+      certFile: pki.file('client.crt'),
+      keyFile: pki.file('client.key'),
+    });
+    const url = taskUrl(cc.url, guid());
+    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
+    await cc.down();
+    try {
+      await expect(client.postJson(url, {})).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    } finally {
+      await cc.up();
+    }
+    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
+  });
+
+  it('loadTls refuses a certificate with the wrong key, naming the files', () => {
+    const load = () => loadTls({ certFile: pki.file('client.crt'), keyFile: pki.file('server.key') });
+    expect(load).toThrow(CallbackTlsError);
+    expect(load).toThrow(/client\.crt.*server\.key.* are not usable/);
+  });
+});

@@ -12,204 +12,45 @@
  * projected nor reported): no wrapper per object, which at 220,000 objects was 9 MB.
  * Handlers run synchronously, in order, as the loop applies each change; one that throws is reported to
  * the observer and the loop goes on.
+ *
+ * Here: the loop (list, watch, back-off, relist on request). What it holds is reflector-store.ts; how a
+ * watch ended, reflector-watch-outcome.ts; its options and callbacks, reflector-options.ts.
  */
-import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
-import { KubeApiError, classify } from './errors.js';
-import type {
-  KubernetesPort,
-  ListResult,
-  Select,
-  WatchEvent,
-  WatchHandle,
-  WatchStatus,
-  Watched,
-  WatchedResource,
-} from './port.js';
+import { abortableSleep, unlessAborted } from './abortable.js';
+import { Backoff, DEFAULT_BACKOFF } from './backoff.js';
+import { type KubeApiError, classify } from './errors.js';
+import type { ListResult, Select, WatchEvent, WatchHandle, WatchedResource } from './port.js';
+import {
+  DEFAULT_DEADLINE_GRACE_MS,
+  DEFAULT_HEALTHY_AFTER_MS,
+  DEFAULT_WATCH_TIMEOUT_SECONDS,
+  type ReflectorErrorInfo,
+  type ReflectorObserver,
+  type ReflectorOptions,
+  type ReflectorPort,
+  type ReflectorState,
+  type RelistStats,
+  type SyncReason,
+  type Versioned,
+} from './reflector-options.js';
+import { type AnyWatched, HeldObjects, type Row, objectKey } from './reflector-store.js';
+import {
+  type WatchOutcome,
+  type WatchRun,
+  closedOutcome,
+  errorEventOutcome,
+  failedOutcome,
+} from './reflector-watch-outcome.js';
 
-/** The part of the port a reflector uses: any `KubernetesPort` is one. */
-export type ReflectorPort = Pick<
-  KubernetesPort,
-  'listDeployments' | 'listStatefulSets' | 'listPods' | 'listJobs' | 'watch'
->;
-
-export type ReflectorState = 'listing' | 'watching' | 'backoff' | 'stopped';
-/** Why a full list was applied: the first one, after a 410, or on `relist()`. */
-export type SyncReason = 'start' | 'expired' | 'requested';
-/**
- * Why a watch was opened again: the server closed it at its timeoutSeconds (or the client deadline
- * passed), it closed earlier, it failed, or its resourceVersion expired (a relist comes first).
- */
-export type WatchRestartReason = 'timeout' | 'closed' | 'error' | 'expired';
-export type AppliedEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
-
-export interface ReflectorHandler<P> {
-  /** An object appeared or changed (`prev` undefined when it is new to the reflector). */
-  onUpsert?(key: string, next: P, prev: P | undefined): void;
-  /** An object is gone, or its projection became undefined. */
-  onDelete?(key: string, prev: P): void;
-  /** A full list has been applied: what the reflector holds now matches the cluster at the list's version. */
-  onSynced?(reason: SyncReason): void;
-}
-
-export interface ReflectorErrorInfo {
-  /** What failed: a list or watch (a KubeApiError), a handler, or the projection (then `key` is set). */
-  source: 'list' | 'watch' | 'handler' | 'project';
-  key?: string;
-  /** For list and watch failures: the back-off before the next attempt. */
-  retryInMs?: number;
-}
-
-export interface RelistStats {
-  /** Objects held after the list. */
-  objects: number;
-  /** New or changed objects (each reported through onUpsert). */
-  upserted: number;
-  /** Objects gone since the previous list (each reported through onDelete). */
-  deleted: number;
-  durationMs: number;
-  /** What the caller gave `relist()`, for a requested relist. */
-  detail?: string;
-}
-
-/** Callbacks for metrics and logs; each is optional, and one that throws is ignored. */
-export interface ReflectorObserver {
-  /** A watch event was applied (a BOOKMARK only advances the resourceVersion). */
-  onEvent?(type: AppliedEventType): void;
-  /** A full list was applied (after the handlers' onSynced). */
-  onRelist?(reason: SyncReason, stats: RelistStats): void;
-  onWatchRestart?(reason: WatchRestartReason): void;
-  /**
-   * Something failed. List and watch failures are KubeApiErrors; one with `transient: false` (403
-   * Forbidden, …) is retried all the same, as an operator may fix it, but deserves a louder log.
-   */
-  onError?(error: unknown, info: ReflectorErrorInfo): void;
-  onStateChange?(state: ReflectorState, previous: ReflectorState): void;
-}
-
-/** Everything but the kind and its projection. */
-export interface ReflectorBaseOptions<P> {
-  kube: ReflectorPort;
-  /** undefined: every namespace. */
-  namespace: string | undefined;
-  /** In query syntax (`a=b,c in (d)`); undefined: every object of the kind. */
-  labelSelector?: string;
-  /**
-   * The key an object is held under (default `namespace/name`). A reflector of one namespace may use
-   * the name alone: that is the very string the object's name arrived in, where `namespace/name` is a
-   * new string per object (megabytes at 100,000 objects).
-   */
-  keyOf?: (metadata: { namespace?: string | undefined; name: string }) => string;
-  handler?: ReflectorHandler<P>;
-  observer?: ReflectorObserver;
-  /** Objects per list page (default 500). */
-  pageSize?: number;
-  /** Each watch asks the server to close it after a random whole number of seconds in this range (default 300–600). */
-  watchTimeoutSeconds?: { min: number; max: number };
-  /** The client aborts a watch this long after its timeoutSeconds, should the server not close it (default 30 s). */
-  deadlineGraceMs?: number;
-  /** Back-off between failed attempts (default 0.8 s doubling to 30 s, ×[1, 1.5) jitter). */
-  backoff?: BackoffOptions;
-  /** A watch that lasted this long resets the back-off (default 2 min). */
-  healthyAfterMs?: number;
-  /** Injectable for tests: the clock (ms), an abortable sleep and the random source. */
-  now?: () => number;
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  random?: () => number;
-}
-
-/**
- * The kind to reflect and what to hold of each of its objects: undefined holds nothing (and an object
- * held so far is deleted). The projection must be pure.
- */
-export interface ReflectorOptions<
-  R extends WatchedResource,
-  P extends Versioned,
-> extends ReflectorBaseOptions<P> {
-  resource: R;
-  /** `rv` is the object's resourceVersion as held: the projection keeps it as its own `rv`. */
-  project: (object: Watched[R], rv: HeldVersion) => P | undefined;
-}
-
-/** A projection: whatever the caller keeps, and the resourceVersion it was made from. */
-export interface Versioned {
-  readonly rv: HeldVersion;
-}
-
-export const DEFAULT_WATCH_TIMEOUT_SECONDS = { min: 300, max: 600 } as const;
-export const DEFAULT_DEADLINE_GRACE_MS = 30_000;
-export const DEFAULT_HEALTHY_AFTER_MS = 120_000;
-/** A watch that closes sooner than this without delivering anything counts as a failure (as client-go). */
-const SHORT_WATCH_MS = 1000;
-/**
- * A normal close this close to timeoutSeconds (1 s, or a tenth of a short timeout) is the server's
- * timeout: its timer starts a little after ours, and clocks differ.
- */
-const TIMEOUT_TOLERANCE_MS = 1000;
-
-/** The reflector's key of an object: `namespace/name` (`/name` for a cluster-scoped one). */
-export function objectKey(metadata: { namespace?: string | undefined; name: string }): string {
-  return `${metadata.namespace ?? ''}/${metadata.name}`;
-}
-
-/** Resolves after `ms`, or as soon as `signal` aborts; leaves no timer behind either way. */
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
-/** An object of any watched kind. */
-type AnyWatched = Watched[WatchedResource];
-
-/**
- * An object's resourceVersion as held: opaque to clients, but etcd's are decimal integers, kept as a
- * number (no string per object: at 220,000 objects that was 6 MB); anything else is kept as it came.
- */
-export type HeldVersion = number | string;
-
-function heldVersion(rv: string): HeldVersion {
-  return /^[1-9]\d{0,14}$/.test(rv) ? Number(rv) : rv;
-}
-
-/** A listed object: `entry` absent when the reflector already holds it at this version. */
-interface Row<P> {
-  key: string;
-  value?: P;
-}
-
-type WatchOutcome =
-  /** stop() or relist() ended it. */
-  | { kind: 'interrupted' }
-  /** The server closed it at its timeoutSeconds, or the client deadline passed. */
-  | { kind: 'timeout' }
-  /** `short`: ended within a second having delivered nothing. */
-  | { kind: 'closed'; short: boolean }
-  /** `immediate`: the list's own version expired at once, so relisting at once could loop. */
-  | { kind: 'expired'; immediate: boolean }
-  | { kind: 'error'; error: KubeApiError };
-
-function isExpired(status: number | undefined, reason: string | undefined): boolean {
-  return status === 410 || reason === 'Expired' || reason === 'Gone';
-}
+export { abortableSleep } from './abortable.js';
+export * from './reflector-options.js';
+export { objectKey } from './reflector-store.js';
 
 export class Reflector<R extends WatchedResource, P extends Versioned> {
   private readonly kube: ReflectorPort;
   private readonly resource: R;
   private readonly namespace: string | undefined;
   private readonly labelSelector: string | undefined;
-  private readonly project: (object: AnyWatched, rv: HeldVersion) => P | undefined;
-  private readonly keyOf: (metadata: { namespace?: string | undefined; name: string }) => string;
-  private readonly handler: ReflectorHandler<P> | undefined;
   private readonly observer: ReflectorObserver | undefined;
   private readonly pageSize: number | undefined;
   private readonly timeoutRange: { min: number; max: number };
@@ -221,7 +62,7 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
   private readonly random: () => number;
   private readonly backoff: Backoff;
 
-  private readonly store = new Map<string, P>();
+  private readonly store: HeldObjects<P>;
   private currentState: ReflectorState = 'stopped';
   private rv = '';
   /** The watch would start at the last list's version: nothing arrived since. */
@@ -250,10 +91,15 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
     this.resource = options.resource;
     this.namespace = options.namespace;
     this.labelSelector = options.labelSelector;
-    this.project = options.project;
-    this.keyOf = options.keyOf ?? objectKey;
-    this.handler = options.handler;
     this.observer = options.observer;
+    this.store = new HeldObjects<P>({
+      keyOf: options.keyOf ?? objectKey,
+      project: options.project,
+      handler: options.handler,
+      report: (error, info) => {
+        this.report(error, info);
+      },
+    });
     this.pageSize = options.pageSize;
     this.timeoutRange = options.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
     const { min, max } = this.timeoutRange;
@@ -325,7 +171,7 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
   }
 
   [Symbol.iterator](): IterableIterator<[string, P]> {
-    return this.entries();
+    return this.store.entries();
   }
 
   /** Starts the loop (once; a stopped reflector cannot start again). */
@@ -456,6 +302,12 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
     let delivered = 0;
     let ended: WatchOutcome | undefined;
     let handle: WatchHandle | undefined;
+    const ctx = { verb: 'watch', resource: this.resource, namespace: this.namespace };
+    const run = (): WatchRun => ({
+      ranMs: this.now() - startedAt,
+      timeoutSeconds,
+      fresh: fromList && delivered === 0,
+    });
     this.watchingSince_ = startedAt;
     this.setState('watching');
     try {
@@ -472,7 +324,7 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
         (event) => {
           if (ended !== undefined || this.stopping) return;
           if (event.type === 'ERROR') {
-            ended = this.errorEventOutcome(event.object, fromList && delivered === 0, startedAt);
+            ended = errorEventOutcome(run(), event.object, ctx);
             handle?.stop();
             return;
           }
@@ -485,71 +337,20 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
       if (ended !== undefined || this.stopping || this.pendingList !== undefined) handle.stop();
       await handle.done;
     } catch (e) {
-      if (ended === undefined) {
-        const error = classify(e, { verb: 'watch', resource: this.resource, namespace: this.namespace });
-        const ranMs = this.now() - startedAt;
-        if (isExpired(error.status, error.reason)) {
-          ended = { kind: 'expired', immediate: fromList && delivered === 0 && ranMs < SHORT_WATCH_MS };
-        } else if (
-          error.status === undefined &&
-          error.reason === 'Timeout' &&
-          ranMs >= timeoutSeconds * 1000
-        ) {
-          // The client deadline: the server kept a silent stream open past its timeout.
-          ended = { kind: 'timeout' };
-        } else {
-          ended = { kind: 'error', error };
-        }
-      }
+      ended ??= failedOutcome(run(), classify(e, ctx));
     } finally {
       this.watchHandle = undefined;
       this.watchingSince_ = undefined;
     }
-    const ranMs = this.now() - startedAt;
-    if (ranMs >= this.healthyAfterMs) this.backoff.reset();
+    const whole = run();
+    if (whole.ranMs >= this.healthyAfterMs) this.backoff.reset();
     if (this.stopping || (ended === undefined && this.pendingList !== undefined))
       return { kind: 'interrupted' };
-    if (ended !== undefined) return ended;
-    const tolerance = Math.min(TIMEOUT_TOLERANCE_MS, timeoutSeconds * 100);
-    if (ranMs >= timeoutSeconds * 1000 - tolerance) return { kind: 'timeout' };
-    return { kind: 'closed', short: delivered === 0 && ranMs < SHORT_WATCH_MS };
-  }
-
-  private errorEventOutcome(status: WatchStatus, fromList: boolean, startedAt: number): WatchOutcome {
-    if (isExpired(status.code, status.reason)) {
-      return { kind: 'expired', immediate: fromList && this.now() - startedAt < SHORT_WATCH_MS };
-    }
-    const ctx = { verb: 'watch', resource: this.resource, namespace: this.namespace };
-    // classify reads a numeric `code` and a Status `body`, as client-node's ApiException carries them.
-    const error =
-      typeof status.code === 'number'
-        ? classify({ code: status.code, body: status }, ctx)
-        : new KubeApiError({
-            status: undefined,
-            reason: status.reason ?? 'Unknown',
-            message: status.message ?? 'the watch sent an ERROR event',
-            transient: true,
-            operation: `watch ${this.resource}${this.namespace !== undefined ? ` ${this.namespace}` : ''}`,
-          });
-    return { kind: 'error', error };
+    return ended ?? closedOutcome(whole, delivered);
   }
 
   private apply(event: Exclude<WatchEvent<AnyWatched>, { type: 'ERROR' }>): void {
-    if (event.type !== 'BOOKMARK') {
-      const object = event.object;
-      const key = this.keyOf(object.metadata);
-      const held = this.store.get(key);
-      if (event.type === 'DELETED') {
-        if (held) this.remove(key, held);
-      } else {
-        const rv = heldVersion(object.metadata.resourceVersion);
-        if (held?.rv !== rv) {
-          const value = this.projectOf(object, key, rv);
-          if (value !== undefined) this.put(key, value, held);
-          else if (held) this.remove(key, held);
-        }
-      }
-    }
+    if (event.type !== 'BOOKMARK') this.store.apply(event.type, event.object);
     const rv = event.object.metadata.resourceVersion;
     if (typeof rv === 'string' && rv !== '') this.rv = rv;
     this.rvFromList = false;
@@ -563,38 +364,17 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
    */
   private async listAndApply(reason: SyncReason): Promise<boolean> {
     const startedAt = this.now();
-    const listing = this.list<Row<P>>((object) => {
-      const key = this.keyOf(object.metadata);
-      const rv = heldVersion(object.metadata.resourceVersion);
-      // Held at this version: the projection is the same, so it is neither recomputed nor reported.
-      if (this.store.get(key)?.rv === rv) return { key };
-      const value = this.projectOf(object, key, rv);
-      return value === undefined ? undefined : { key, value };
-    });
+    const listing = this.list<Row<P>>((object) => this.store.rowOf(object));
     // stop() does not wait for a list (the port cannot cancel one): its answer is dropped when it comes.
-    const result = await this.unlessStopped(listing);
+    const result = await unlessAborted(listing, this.abort.signal);
     if (result === undefined || this.stopping) return false;
-    const listed = new Set<string>();
-    for (const row of result.items) listed.add(row.key);
-    let deleted = 0;
-    for (const [key, held] of this.store) {
-      if (listed.has(key)) continue;
-      this.remove(key, held);
-      deleted++;
-    }
-    listed.clear();
-    let upserted = 0;
-    for (const row of result.items) {
-      if (row.value === undefined) continue;
-      this.put(row.key, row.value, this.store.get(row.key));
-      upserted++;
-    }
+    const { upserted, deleted } = this.store.applyList(result.items);
     this.rv = result.resourceVersion;
     this.rvFromList = true;
     this.lastSyncedAt_ = this.now();
     const detail = reason === 'requested' ? this.relistDetail : undefined;
     this.relistDetail = undefined;
-    this.callHandler(undefined, () => this.handler?.onSynced?.(reason));
+    this.store.synced(reason);
     const stats: RelistStats = {
       objects: this.store.size,
       upserted,
@@ -610,31 +390,6 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
     return true;
   }
 
-  /**
-   * `work`'s result, or undefined as soon as stop() is called. Not a Promise.race with a promise that
-   * lives as long as the reflector: every race stays attached to it, holding its list's whole answer.
-   */
-  private unlessStopped<T>(work: Promise<T>): Promise<T | undefined> {
-    const signal = this.abort.signal;
-    if (signal.aborted) return Promise.resolve(undefined);
-    return new Promise<T | undefined>((resolve, reject) => {
-      const onStop = (): void => {
-        resolve(undefined);
-      };
-      signal.addEventListener('abort', onStop, { once: true });
-      work.then(
-        (value) => {
-          signal.removeEventListener('abort', onStop);
-          resolve(value);
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onStop);
-          reject(error instanceof Error ? error : new Error(String(error)));
-        },
-      );
-    });
-  }
-
   private list<U>(select: Select<AnyWatched, U>): Promise<ListResult<U>> {
     const { kube, namespace, labelSelector, pageSize } = this;
     switch (this.resource) {
@@ -646,34 +401,6 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
         return kube.listPods(namespace, labelSelector, pageSize, select);
       case 'jobs':
         return kube.listJobs(namespace, labelSelector, pageSize, select);
-    }
-  }
-
-  /** The caller's projection; one that throws is reported and the object treated as not wanted. */
-  private projectOf(object: AnyWatched, key: string, rv: HeldVersion): P | undefined {
-    try {
-      return this.project(object, rv);
-    } catch (e) {
-      this.report(e, { source: 'project', key });
-      return undefined;
-    }
-  }
-
-  private put(key: string, value: P, held: P | undefined): void {
-    this.store.set(key, value);
-    this.callHandler(key, () => this.handler?.onUpsert?.(key, value, held));
-  }
-
-  private remove(key: string, held: P): void {
-    this.store.delete(key);
-    this.callHandler(key, () => this.handler?.onDelete?.(key, held));
-  }
-
-  private callHandler(key: string | undefined, call: () => void): void {
-    try {
-      call();
-    } catch (e) {
-      this.report(e, { source: 'handler', ...(key !== undefined ? { key } : {}) });
     }
   }
 

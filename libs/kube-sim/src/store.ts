@@ -6,56 +6,32 @@
  *
  * Stored objects are never mutated: every write stores a new object, so list results, watch events and
  * history entries can share references safely. Callers that want to change an object clone it first.
+ *
+ * Beside it: the event history (store-history.ts), paged lists (store-paging.ts), the owner index
+ * (owner-index.ts) and what a delete does (store-deletion.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { StatusError, errors } from './errors.js';
 import { applyDefaults, validateObject } from './kinds.js';
+import { OwnerIndex } from './owner-index.js';
 import { type ResourceRegistry, type ResourceType, typeKey } from './resources.js';
-import {
-  type FieldRequirement,
-  type Requirement,
-  matchesFieldSelector,
-  matchesRequirements,
-} from './selectors.js';
+import { type FieldRequirement, matchesFieldSelector, matchesRequirements } from './selectors.js';
+import { type DeletionOptions, checkPreconditions, deletionOf } from './store-deletion.js';
+import { EventHistory, type StoreEvent } from './store-history.js';
+import { type ListQuery, type ListResult, lowerBound, objectKey, readPage } from './store-paging.js';
+import { sameJson, timestamp } from './store-values.js';
 import type { KubeObject, ObjectMeta } from './types.js';
 import { generatedName } from './validation.js';
 
-export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-export interface StoreEvent {
-  type: EventType;
-  rv: number;
-  resource: ResourceType;
-  object: KubeObject;
-  /** The object before this change (absent on ADDED). */
-  previous?: KubeObject;
-}
-
-export interface ListQuery {
-  namespace?: string | undefined;
-  labels?: Requirement[];
-  fields?: FieldRequirement[];
-  limit?: number | undefined;
-  continueToken?: string | undefined;
-}
-
-export interface ListResult {
-  items: KubeObject[];
-  resourceVersion: string;
-  continueToken?: string;
-  remainingItemCount?: number;
-}
+export { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from './store-deletion.js';
+export type { EventType, StoreEvent } from './store-history.js';
+export type { ListQuery, ListResult } from './store-paging.js';
 
 export interface WriteOptions {
   dryRun?: boolean;
 }
 
-export interface DeleteOptions extends WriteOptions {
-  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan' | undefined;
-  orphanDependents?: boolean | undefined;
-  gracePeriodSeconds?: number | undefined;
-  preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
-}
+export type DeleteOptions = WriteOptions & DeletionOptions;
 
 export interface DeleteResult {
   object: KubeObject;
@@ -70,22 +46,9 @@ export interface StoreOptions {
   random?: () => number;
 }
 
-export const FOREGROUND_FINALIZER = 'foregroundDeletion';
-export const ORPHAN_FINALIZER = 'orphan';
-
-function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-function objectKey(namespace: string | undefined, name: string): string {
-  return namespace ? `${namespace}/${name}` : name;
-}
-
-const CONTINUE_EXPIRED =
-  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
-
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/** How the owner index names a dependent: `${typeKey}|${objectKey}`. */
+function dependentRef(resource: ResourceType, key: string): string {
+  return `${typeKey(resource)}|${key}`;
 }
 
 export class Store {
@@ -93,15 +56,9 @@ export class Store {
   private readonly objects = new Map<string, Map<string, KubeObject>>();
   private readonly sorted = new Map<string, string[]>();
   private readonly byUid = new Map<string, { resource: ResourceType; key: string }>();
-  /** owner uid → `${typeKey}|${objectKey}` of its dependents */
-  private readonly dependents = new Map<string, Set<string>>();
-  private history: StoreEvent[] = [];
-  /** Watches may resume from any rv ≥ this. */
-  private watchHorizon = 0;
-  /** Continue tokens and watches older than this get 410 (set by compact()). */
-  private compactedRv = 0;
+  private readonly owners = new OwnerIndex();
+  private readonly history: EventHistory;
   private readonly listeners = new Set<(e: StoreEvent) => void>();
-  private readonly historySize: number;
   readonly now: () => number;
   readonly random: () => number;
 
@@ -109,7 +66,7 @@ export class Store {
     readonly registry: ResourceRegistry,
     options: StoreOptions = {},
   ) {
-    this.historySize = options.historySize ?? 50_000;
+    this.history = new EventHistory(options.historySize ?? 50_000);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
   }
@@ -156,7 +113,7 @@ export class Store {
   /** Objects whose ownerReferences name this uid. */
   dependentsOf(uid: string): { resource: ResourceType; object: KubeObject }[] {
     const out: { resource: ResourceType; object: KubeObject }[] = [];
-    for (const ref of this.dependents.get(uid) ?? []) {
+    for (const ref of this.owners.refsOf(uid)) {
       const bar = ref.indexOf('|');
       const tk = ref.slice(0, bar);
       const o = this.objects.get(tk)?.get(ref.slice(bar + 1));
@@ -207,95 +164,17 @@ export class Store {
 
   list(resource: ResourceType, q: ListQuery = {}): ListResult {
     if (q.fields) this.checkFields(resource, q.fields);
-    let snapshotRv = this.rv;
-    let after: string | undefined;
-    // Keys changed since the snapshot, with what they held then (undefined: absent then).
-    let then: Map<string, KubeObject | undefined> | undefined;
-    if (q.continueToken) {
-      const token = decodeContinue(q.continueToken);
-      if (token.rv < this.compactedRv) throw errors.expired(CONTINUE_EXPIRED);
-      snapshotRv = token.rv;
-      after = token.start;
-      then = this.stateAt(resource, snapshotRv);
-    }
-    const bucket = this.bucket(resource);
-    const keys = this.sortedKeys(resource);
-    // Objects deleted since the snapshot still belong to its later pages, as on a real apiserver.
-    const gone = then
-      ? [...then]
-          .filter(([key, o]) => o !== undefined && !bucket.has(key))
-          .map(([key]) => key)
-          .sort()
-      : [];
-    const prefix = resource.namespaced && q.namespace ? `${q.namespace}/` : '';
-    const start = (list: string[]): number =>
-      after !== undefined ? upperBound(list, after) : prefix ? lowerBound(list, prefix) : 0;
-    let i = start(keys);
-    let j = start(gone);
-    // The next key of both sorted lists merged, and a step past it.
-    const peek = (): string | undefined => {
-      const a = keys[i];
-      const b = gone[j];
-      if (a === undefined) return b;
-      return b === undefined || a < b ? a : b;
-    };
-    const step = (key: string): void => {
-      if (keys[i] === key) i++;
-      else j++;
-    };
-    const objectAt = (key: string): KubeObject | undefined =>
-      then?.has(key) ? then.get(key) : bucket.get(key);
-    const limit = q.limit && q.limit > 0 ? q.limit : Infinity;
-    const items: KubeObject[] = [];
-    let lastKey: string | undefined;
-    for (let key = peek(); key !== undefined; key = peek()) {
-      if (prefix && !key.startsWith(prefix)) break;
-      const o = objectAt(key);
-      if (o && this.matches(resource, o, q)) {
-        if (items.length === limit) break;
-        items.push(o);
-        lastKey = key;
-      }
-      step(key);
-    }
-    const result: ListResult = { items, resourceVersion: String(snapshotRv) };
-    // More remain if the loop stopped early at a matching object.
-    if (items.length === limit && lastKey !== undefined) {
-      let remaining = 0;
-      for (let key = peek(); key !== undefined; key = peek()) {
-        if (prefix && !key.startsWith(prefix)) break;
-        const o = objectAt(key);
-        if (o && this.matches(resource, o, q)) remaining++;
-        step(key);
-      }
-      if (remaining > 0) {
-        result.continueToken = encodeContinue({ rv: snapshotRv, start: lastKey });
-        if (!q.labels?.length && !q.fields?.length) result.remainingItemCount = remaining;
-      }
-    }
-    return result;
-  }
-
-  /**
-   * The objects of one type that changed after `rv`, as they were at `rv` (undefined: absent then), from
-   * the history: what a continue token's later pages read, as etcd serves them at the token's revision.
-   */
-  private stateAt(resource: ResourceType, rv: number): Map<string, KubeObject | undefined> {
-    const then = new Map<string, KubeObject | undefined>();
-    if (rv >= this.rv) return then;
-    let events: StoreEvent[];
-    try {
-      events = this.eventsSince(rv);
-    } catch {
-      throw errors.expired(CONTINUE_EXPIRED);
-    }
-    for (const e of events) {
-      if (e.resource !== resource) continue;
-      const key = objectKey(e.object.metadata.namespace, e.object.metadata.name);
-      // The first change after rv tells what the key held at rv.
-      if (!then.has(key)) then.set(key, e.type === 'ADDED' ? undefined : e.previous);
-    }
-    return then;
+    return readPage(
+      {
+        resource,
+        rv: this.rv,
+        keys: this.sortedKeys(resource),
+        objects: this.bucket(resource),
+        history: this.history,
+        matches: (o) => this.matches(resource, o, q),
+      },
+      q,
+    );
   }
 
   private checkNamespace(resource: ResourceType, namespace: string | undefined): void {
@@ -440,94 +319,17 @@ export class Store {
     options: DeleteOptions = {},
   ): DeleteResult {
     const old = this.mustGet(resource, namespace, name);
-    const pre = options.preconditions;
-    if (pre?.uid && pre.uid !== old.metadata.uid) {
-      throw errors.conflict(
-        resource.plural,
-        resource.group,
-        name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
-      );
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-      throw errors.conflict(
-        resource.plural,
-        resource.group,
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
-      );
-    }
+    checkPreconditions(resource, old, options);
     if (options.dryRun) return { object: old, removed: false };
-
-    const policy =
-      options.propagationPolicy ??
-      (options.orphanDependents === true
-        ? 'Orphan'
-        : options.orphanDependents === false
-          ? 'Background'
-          : resource.defaultPropagation);
-    const finalizers = [...(old.metadata.finalizers ?? [])];
-    const hasDependents = (this.dependents.get(old.metadata.uid)?.size ?? 0) > 0;
-    if (policy === 'Foreground' && hasDependents && !finalizers.includes(FOREGROUND_FINALIZER)) {
-      finalizers.push(FOREGROUND_FINALIZER);
-    }
-    if (policy === 'Orphan' && hasDependents && !finalizers.includes(ORPHAN_FINALIZER))
-      finalizers.push(ORPHAN_FINALIZER);
-
-    // Pods on a node are deleted gracefully: the kubelet stops the containers, then removes the pod.
-    if (resource.kind === 'Pod' && !resource.group) {
-      const spec = old['spec'] as { nodeName?: string; terminationGracePeriodSeconds?: number } | undefined;
-      const phase = (old['status'] as { phase?: string } | undefined)?.phase;
-      const grace = options.gracePeriodSeconds ?? spec?.terminationGracePeriodSeconds ?? 30;
-      const terminal = phase === 'Succeeded' || phase === 'Failed';
-      if (grace > 0 && spec?.nodeName && !terminal) {
-        const due = this.now() + grace * 1000;
-        const current = old.metadata.deletionTimestamp
-          ? Date.parse(old.metadata.deletionTimestamp)
-          : Infinity;
-        if (due >= current && sameJson(finalizers, old.metadata.finalizers ?? []))
-          return { object: old, removed: false };
-        const next: KubeObject = {
-          ...old,
-          metadata: {
-            ...old.metadata,
-            deletionTimestamp: timestamp(Math.min(due, current)),
-            deletionGracePeriodSeconds: grace,
-          },
-        };
-        if (finalizers.length) next.metadata.finalizers = finalizers;
-        return { object: this.commit(resource, 'MODIFIED', next, old), removed: false };
-      }
-    }
-    if (resource.kind === 'Namespace' && !resource.group) {
-      // The namespace controller empties it, then removes it.
-      if (old.metadata.deletionTimestamp) return { object: old, removed: false };
-      const next: KubeObject = {
-        ...old,
-        metadata: {
-          ...old.metadata,
-          deletionTimestamp: timestamp(this.now()),
-          deletionGracePeriodSeconds: 0,
-        },
-        status: { phase: 'Terminating' },
-      };
-      return { object: this.commit(resource, 'MODIFIED', next, old), removed: false };
-    }
-    if (finalizers.length) {
-      if (old.metadata.deletionTimestamp && sameJson(finalizers, old.metadata.finalizers))
+    const deletion = deletionOf(resource, old, options, this.owners.has(old.metadata.uid), this.now);
+    switch (deletion.kind) {
+      case 'unchanged':
         return { object: old, removed: false };
-      const next: KubeObject = {
-        ...old,
-        metadata: {
-          ...old.metadata,
-          finalizers,
-          deletionTimestamp: old.metadata.deletionTimestamp ?? timestamp(this.now()),
-          deletionGracePeriodSeconds: 0,
-        },
-      };
-      return { object: this.commit(resource, 'MODIFIED', next, old), removed: false };
+      case 'mark':
+        return { object: this.commit(resource, 'MODIFIED', deletion.next, old), removed: false };
+      case 'remove':
+        return { object: this.remove(resource, old), removed: true };
     }
-    return { object: this.remove(resource, old), removed: true };
   }
 
   /** Removes a namespace once its content is gone (the namespace controller's last step). */
@@ -551,7 +353,7 @@ export class Store {
     }
     this.byUid.delete(o.metadata.uid);
     // The owner's own dependents entry stays: the garbage collector still needs to find them.
-    this.indexOwners(resource, key, current, undefined);
+    this.owners.update(dependentRef(resource, key), current, undefined);
     this.emit({ type: 'DELETED', rv: this.rv, resource, object: gone, previous: current });
     return gone;
   }
@@ -572,54 +374,21 @@ export class Store {
     }
     bucket.set(key, o);
     this.byUid.set(o.metadata.uid, { resource, key });
-    this.indexOwners(resource, key, previous, o);
+    this.owners.update(dependentRef(resource, key), previous, o);
     const e: StoreEvent = { type, rv: this.rv, resource, object: o };
     if (previous) e.previous = previous;
     this.emit(e);
     return o;
   }
 
-  private indexOwners(
-    resource: ResourceType,
-    key: string,
-    before: KubeObject | undefined,
-    after: KubeObject | undefined,
-  ): void {
-    const ref = `${typeKey(resource)}|${key}`;
-    const was = new Set((before?.metadata.ownerReferences ?? []).map((r) => r.uid));
-    const now = new Set((after?.metadata.ownerReferences ?? []).map((r) => r.uid));
-    for (const uid of was) {
-      if (now.has(uid)) continue;
-      const s = this.dependents.get(uid);
-      s?.delete(ref);
-      if (s?.size === 0) this.dependents.delete(uid);
-    }
-    for (const uid of now) {
-      if (was.has(uid)) continue;
-      let s = this.dependents.get(uid);
-      if (!s) {
-        s = new Set();
-        this.dependents.set(uid, s);
-      }
-      s.add(ref);
-    }
-  }
-
   private emit(e: StoreEvent): void {
     this.history.push(e);
-    if (this.history.length > this.historySize * 2) {
-      const drop = this.history.length - this.historySize;
-      this.watchHorizon = (this.history[drop - 1]?.rv ?? this.watchHorizon) + 0;
-      this.history = this.history.slice(drop);
-    }
     for (const l of this.listeners) l(e);
   }
 
   /** Forgets the event history, as an etcd compaction does: older watches and continue tokens get 410. */
   compact(): void {
-    this.history = [];
-    this.watchHorizon = this.rv;
-    this.compactedRv = this.rv;
+    this.history.compact(this.rv);
   }
 
   /**
@@ -627,18 +396,7 @@ export class Store {
    * `rv` of the last event the client saw; history replay starts after it.
    */
   eventsSince(rv: number): StoreEvent[] {
-    if (rv < this.watchHorizon) {
-      throw errors.expired(`too old resource version: ${rv} (${this.watchHorizon + 1})`);
-    }
-    // History is ordered by rv; find the first event after rv.
-    let lo = 0;
-    let hi = this.history.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.history[mid]?.rv ?? 0) <= rv) lo = mid + 1;
-      else hi = mid;
-    }
-    return this.history.slice(lo);
+    return this.history.since(rv);
   }
 
   /** Every object of a type (no selector), for controllers. */
@@ -649,49 +407,4 @@ export class Store {
     }
     return out;
   }
-}
-
-function lowerBound(keys: string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((keys[mid] as string) < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function upperBound(keys: string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((keys[mid] as string) <= key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-interface ContinueToken {
-  rv: number;
-  start: string;
-}
-
-function encodeContinue(t: ContinueToken): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: t.rv, start: t.start })).toString('base64url');
-}
-
-function decodeContinue(s: string): ContinueToken {
-  try {
-    const parsed = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as {
-      rv?: unknown;
-      start?: unknown;
-    };
-    if (typeof parsed.rv === 'number' && typeof parsed.start === 'string')
-      return { rv: parsed.rv, start: parsed.start };
-  } catch {
-    // fall through
-  }
-  throw errors.badRequest(`invalid continue token: ${s.slice(0, 64)}`);
 }

@@ -4,6 +4,7 @@
  * or may meet are declared, each with the API's name and optionality, so that objects read from a cluster
  * type-check as they come: list items carry no apiVersion/kind, and the server writes `null` for unset
  * timestamps (e.g. `spec.template.metadata.creationTimestamp`, `lastProbeTime`).
+ * Kept in one file past 500 lines: declarations only, one subject, whose types refer to one another.
  */
 
 /** RFC 3339 time, seconds precision (`metav1.Time`), e.g. `2020-05-11T15:52:25Z`. */

@@ -3,6 +3,7 @@
  * pod template (`<deploy>-<pod-template-hash>`), rolling updates within maxSurge/maxUnavailable (or
  * Recreate), revision annotations, history cleanup, and the status and conditions `kubectl rollout status`
  * reads.
+ * Kept in one file past 500 lines: it is one controller's sync, whose steps read one another's state.
  */
 import type { KubeObject, LabelSelector } from '../types.js';
 import type { Context } from './context.js';

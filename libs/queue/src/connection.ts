@@ -8,6 +8,7 @@
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import type { RedisSettings } from '@opi/config';
+import { UnavailableError } from '@opi/domain';
 
 /** What the stores and queues accept: one node (also behind Sentinel) or a Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -63,4 +64,50 @@ export function producerConnection(target: RedisTarget, extra: RedisOptions = {}
     connectTimeout: 5000,
     ...extra,
   });
+}
+
+/**
+ * ioredis' failures to reach Redis: no connection while the offline queue is off (the API's connection),
+ * the retry limit per request reached, a refused or timed-out connect. ioredis throws most of them as
+ * plain Errors, so their messages are the only mark; this is the one place that reads them.
+ */
+const UNREACHABLE =
+  /enableOfflineQueue|Connection is closed|ECONNREFUSED|Stream isn't writeable|max retries per request|ETIMEDOUT/i;
+
+export function isRedisUnreachable(err: unknown): boolean {
+  return err instanceof Error && UNREACHABLE.test(err.message);
+}
+
+/** A job could not be added because Redis cannot be reached right now (the API answers 503). */
+export class QueueUnavailableError extends UnavailableError {
+  constructor(cause?: unknown) {
+    super('the job queue is unavailable, try again');
+    this.name = 'QueueUnavailableError';
+    if (cause !== undefined) this.cause = cause;
+  }
+}
+
+/**
+ * `target` with every method's rejection passed through `map` (e.g. to a typed unavailable error), so
+ * callers of a store or a queue test a type, not a driver's message.
+ */
+export function mapRejections<T extends object>(target: T, map: (err: unknown) => unknown): T {
+  const rethrow = (err: unknown): never => {
+    throw map(err);
+  };
+  return new Proxy(target, {
+    get(obj, prop) {
+      const value: unknown = Reflect.get(obj, prop);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        const result: unknown = (value as (...a: unknown[]) => unknown).apply(obj, args);
+        return result instanceof Promise ? result.catch(rethrow) : result;
+      };
+    },
+  });
+}
+
+/** A connection-level failure as QueueUnavailableError; any other error as it is. */
+export function queueError(err: unknown): unknown {
+  return isRedisUnreachable(err) && !(err instanceof UnavailableError) ? new QueueUnavailableError(err) : err;
 }

@@ -3,7 +3,7 @@
  * retention, de-duplication), so a job is always added the same way.
  */
 import { type DefaultJobOptions, Queue, type JobsOptions } from 'bullmq';
-import type { RedisClient } from './connection.js';
+import { type RedisClient, mapRejections, queueError } from './connection.js';
 import { JOBS, QUEUE_NAMES, type JobPayload, type QueueName, jobId } from './jobs.js';
 
 export interface ProducerOptions {
@@ -76,12 +76,16 @@ export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
 
   constructor(options: ProducerOptions) {
+    // A call that cannot reach Redis rejects with QueueUnavailableError (the API answers 503).
     const openQueue = (name: QueueName): Queue =>
-      new Queue(name, {
-        connection: options.connection,
-        prefix: options.prefix,
-        defaultJobOptions: defaultJobOptions(options.attempts),
-      });
+      mapRejections(
+        new Queue(name, {
+          connection: options.connection,
+          prefix: options.prefix,
+          defaultJobOptions: defaultJobOptions(options.attempts),
+        }),
+        queueError,
+      );
     this.queues = {
       [QUEUE_NAMES.lrp]: openQueue(QUEUE_NAMES.lrp),
       [QUEUE_NAMES.sync]: openQueue(QUEUE_NAMES.sync),

@@ -4,6 +4,7 @@
  */
 import type { Cluster, Redis } from 'ioredis';
 import { UnavailableError } from '@opi/domain';
+import { isRedisUnreachable, mapRejections } from '@opi/queue';
 
 export class StoreUnavailableError extends UnavailableError {
   constructor(cause?: unknown) {
@@ -13,18 +14,10 @@ export class StoreUnavailableError extends UnavailableError {
   }
 }
 
-/**
- * ioredis' failures to reach Redis: no connection while the offline queue is off (the API's connection),
- * the retry limit per request reached, a refused or timed-out connect. ioredis throws most of them as
- * plain Errors, so their messages are the only mark; this is the one place that reads them.
- */
-const CONNECTION_FAILURE =
-  /enableOfflineQueue|Connection is closed|ECONNREFUSED|Stream isn't writeable|max retries per request|ETIMEDOUT/i;
-
 /** A connection-level failure as StoreUnavailableError; any other error as it is. */
 export function storeError(err: unknown): unknown {
   if (err instanceof StoreUnavailableError || !(err instanceof Error)) return err;
-  return CONNECTION_FAILURE.test(err.message) ? new StoreUnavailableError(err) : err;
+  return isRedisUnreachable(err) ? new StoreUnavailableError(err) : err;
 }
 
 function rethrowAsStoreError(err: unknown): never {
@@ -36,16 +29,7 @@ function rethrowAsStoreError(err: unknown): never {
  * StoreUnavailableError. A MULTI's or pipeline's `exec` is the store's to map (see `replies`).
  */
 export function storeClient<T extends Redis | Cluster>(redis: T): T {
-  return new Proxy(redis, {
-    get(target, prop) {
-      const value: unknown = Reflect.get(target, prop);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]): unknown => {
-        const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
-        return result instanceof Promise ? result.catch(rethrowAsStoreError) : result;
-      };
-    },
-  });
+  return mapRejections(redis, storeError);
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Value helpers the store's writes share: Kubernetes' timestamps (whole seconds) and JSON equality. */
 
+/** Timestamps as the apiserver serialises them: RFC 3339, whole seconds. */
 export function timestamp(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -9,6 +9,7 @@ import type { ResourceType } from './resources.js';
 import type { Route } from './routing.js';
 import { labelSelectorToString } from './selectors.js';
 import type { Store } from './store.js';
+import { timestamp } from './store-values.js';
 import { type KubeObject, type LabelSelector, isRecord } from './types.js';
 
 export interface LogRequest {
@@ -122,7 +123,7 @@ export function bindPod(store: Store, podType: ResourceType, pod: KubeObject, no
   const stored = store.replace(podType, next);
   const withStatus = structuredClone(stored);
   const status = (withStatus['status'] ?? {}) as { conditions?: Record<string, unknown>[] };
-  const now = new Date(store.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const now = timestamp(store.now());
   status.conditions = [
     ...(status.conditions ?? []).filter((c) => c['type'] !== 'PodScheduled'),
     { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now },

@@ -64,9 +64,9 @@ function convergeJob({ cause, ...payload }: ConvergeItem): {
 /**
  * Removes a completed job of this id, so that the add after it is not dropped: BullMQ keeps a finished
  * job's id for RETENTION and ignores an add of the same id. A report that ran before its record existed
- * (a Redis flush raced it: "no record") would otherwise hold off the real report for an hour; the chaos
- * suite found one. A failed job is left alone: it spent its tries or can never work, and operators see
- * it on the dashboard, where they can retry it.
+ * (Redis flushed under it: "no record") would otherwise hold off the real report for an hour. A failed
+ * job is left alone: it spent its tries or can never work, and operators see it on the dashboard, where
+ * they can retry it.
  */
 async function removeCompleted(queue: Queue, id: string): Promise<void> {
   if ((await queue.getJobState(id)) === 'completed') await queue.remove(id);

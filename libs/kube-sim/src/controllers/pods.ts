@@ -91,10 +91,7 @@ export function podStatus(pod: KubeObject): PodStatus {
   return (pod['status'] ?? {}) as PodStatus;
 }
 
-/** Timestamps as the apiserver serialises them: RFC 3339, whole seconds. */
-export function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+export { timestamp } from '../store-values.js';
 
 export function key(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;

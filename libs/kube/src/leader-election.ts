@@ -13,9 +13,10 @@
  * Caveat: a Lease deleted and created again starts over at 0 transitions, lower than the fence a store
  * kept; the store then refuses the new leader until its fence is reset (the cache writer's claim says so).
  *
- * Uses the port only (`getLease`, `createLease`, `replaceLease`), so it runs on the fake and on a cluster.
+ * Uses the port only (`getLease`, `createLease`, `replaceLease`).
  */
-import { AlreadyExistsError, ConflictError } from './errors.js';
+import { createOrGet } from './create-or-get.js';
+import { ConflictError } from './errors.js';
 import type { Lease, Stored } from './objects.js';
 import type { KubernetesPort } from './port.js';
 
@@ -404,20 +405,18 @@ export class LeaderElector {
     if (this.stopping.signal.aborted) return undefined;
     const stamp = microTime(this.wallClock());
     if (!current) {
-      try {
-        const created = await this.kube.createLease(this.namespace, {
+      const made = await createOrGet(() =>
+        this.kube.createLease(this.namespace, {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
           metadata: { name: this.name, namespace: this.namespace },
           spec: this.spec(0, stamp, stamp),
-        });
-        this.observe(created, this.now());
-        return { lease: created, token: 0, sentAt };
-      } catch (err) {
-        // Another process created it first: read it on the next attempt.
-        if (err instanceof AlreadyExistsError) return undefined;
-        throw err;
-      }
+        }),
+      );
+      // Another process created it first: read it on the next attempt.
+      if (!made.created) return undefined;
+      this.observe(made.object, this.now());
+      return { lease: made.object, token: 0, sentAt };
     }
     this.observe(current, this.now());
     const holder = current.spec?.holderIdentity ?? '';

@@ -9,6 +9,7 @@ import type { Logger } from '@opi/logging';
 import { type OpiMetrics, createMetrics } from '@opi/metrics';
 import { JobProducer, QUEUE_NAMES, QueueBacklog, producerConnection, withConvergeInbox } from '@opi/queue';
 import { StateStore, TaskStore } from '@opi/state';
+import { closeServer, listen } from '@opi/runtime';
 import { type AppDeps, createAdminApp, createApp } from './app.js';
 import { assertSafeToListen, tlsServerOptions } from './security.js';
 
@@ -21,27 +22,6 @@ export interface RunningApi {
   metrics: OpiMetrics;
   /** Stops accepting connections, then closes Redis. */
   close(): Promise<void>;
-}
-
-async function listen(server: Server, port: number, host: string): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  return typeof address === 'object' && address ? address.port : port;
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise<void>((resolve) => {
-    server.close(() => {
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
 }
 
 export interface StartApiOptions {
@@ -83,13 +63,7 @@ export async function startApi(
   if (!ready) logger.warn({ url: settings.redisUrl }, 'Redis is not ready; answering 503 until it is');
   const store = new StateStore(redis, settings.queuePrefix);
   const tasks = new TaskStore(redis, settings.queuePrefix);
-  const producer = new JobProducer({
-    connection: redis,
-    prefix: settings.queuePrefix,
-    attempts: settings.worker.attempts,
-    callbackAttempts: settings.cc.attempts,
-    callbackBackoffMs: settings.cc.backoffMs,
-  });
+  const producer = JobProducer.fromSettings(redis, settings);
   // The connection's errors are logged above; without a listener BullMQ repeats them per queue on stderr.
   for (const q of Object.values(producer.queues)) q.on('error', () => undefined);
   const metrics = options.metrics ?? createMetrics();

@@ -8,6 +8,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { KubernetesPort } from '@opi/kube';
 import type { Logger } from '@opi/logging';
 import { type OpiMetrics, type Pingable, pingRedis, runChecks } from '@opi/metrics';
+import { closeServer, listen } from '@opi/runtime';
 
 export const READY_REDIS_TIMEOUT_MS = 1000;
 export const READY_KUBE_TIMEOUT_MS = 2000;
@@ -106,25 +107,11 @@ export async function startMetricsServer(
   const server = createServer(metricsHandler(deps));
   // Scrapers and probes reconnect at will; an idle keep-alive socket must not hold up shutdown.
   server.keepAliveTimeout = 5000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  const bound = typeof address === 'object' && address ? address.port : port;
+  const bound = await listen(server, port, host);
   deps.logger.info({ host, port: bound }, 'worker metrics and health listening');
   return {
     server,
     port: bound,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-        server.closeAllConnections();
-      }),
+    close: () => closeServer(server, 'all'),
   };
 }

@@ -73,13 +73,7 @@ export async function startWorker(
     logger.warn({ err: err.message }, 'redis connection error (worker)');
   });
   const store = new StateStore(redis, settings.queuePrefix);
-  const producer = new JobProducer({
-    connection: redis,
-    prefix: settings.queuePrefix,
-    attempts: settings.worker.attempts,
-    callbackAttempts: settings.cc.attempts,
-    callbackBackoffMs: settings.cc.backoffMs,
-  });
+  const producer = JobProducer.fromSettings(redis, settings);
   const listen =
     options.metricsServer ??
     (settings.metrics.port === 0 ? false : { port: settings.metrics.port, host: settings.http.host });

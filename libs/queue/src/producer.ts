@@ -3,6 +3,7 @@
  * retention, de-duplication), so a job is always added the same way.
  */
 import { type DefaultJobOptions, Queue, type JobsOptions } from 'bullmq';
+import type { Settings } from '@opi/config';
 import { type RedisClient, mapRejections, queueError } from './connection.js';
 import { JOBS, QUEUE_NAMES, type JobPayload, type QueueName, jobId } from './jobs.js';
 
@@ -74,6 +75,17 @@ async function removeCompleted(queue: Queue, id: string): Promise<void> {
 
 export class JobProducer {
   readonly queues: Record<QueueName, Queue>;
+
+  /** The producer every process makes: the service's prefix and the settings' tries. */
+  static fromSettings(connection: RedisClient, settings: Settings): JobProducer {
+    return new JobProducer({
+      connection,
+      prefix: settings.queuePrefix,
+      attempts: settings.worker.attempts,
+      callbackAttempts: settings.cc.attempts,
+      callbackBackoffMs: settings.cc.backoffMs,
+    });
+  }
 
   constructor(options: ProducerOptions) {
     // A call that cannot reach Redis rejects with QueueUnavailableError (the API answers 503).

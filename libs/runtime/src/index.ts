@@ -1,3 +1,4 @@
 export * from './settings.js';
 export * from './shutdown.js';
 export * from './redis.js';
+export * from './http-server.js';

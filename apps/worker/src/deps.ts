@@ -5,7 +5,7 @@ import type { JobProducer } from '@opi/queue';
 import type { CallbackClient } from '@opi/callbacks';
 import type { StateStore, TaskStore } from '@opi/state';
 import type { WorkloadKind } from '@opi/translation';
-import type { ClusterView } from './cache/cluster-cache.js';
+import type { ClusterView } from './cache/cluster-view.js';
 
 export interface HandlerDeps {
   store: StateStore;

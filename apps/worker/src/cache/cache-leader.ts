@@ -16,7 +16,8 @@ import { type CacheWriter, FencedOffError } from '@opi/state';
 import type { HandlerDeps } from '../deps.js';
 import { onJobChanged } from '../handlers/sync-jobs.js';
 import { type WorkerOptions, startSyncWorker } from '../workers.js';
-import { type CacheKind, ClusterCache, type ClusterCacheObserver, type KindStatus } from './cluster-cache.js';
+import { ClusterCache } from './cluster-cache.js';
+import type { CacheKind, ClusterCacheObserver, KindStatus } from './cluster-view.js';
 
 export type { CacheKind };
 

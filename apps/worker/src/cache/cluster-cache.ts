@@ -8,6 +8,8 @@
  * LRP and the writer never falls behind without bound. Writes carry the Lease's fencing token.
  *
  * The sync (`syncCluster`) reads the same projections through `ClusterView` to reconcile drift.
+ * One class, about 500 lines: the four reflectors' events share the held pod indexes and the batched,
+ * fenced writes, and a cut between them would pass that state back and forth.
  */
 import {
   APP_SELECTOR,
@@ -22,7 +24,6 @@ import {
   type Pod,
   assignIndexMap,
   jobPodKey,
-  nanosString,
   slimJob,
   summarizeWorkload,
   summarizeManagedPod,
@@ -38,9 +39,26 @@ import {
   type Stored,
   type Versioned,
 } from '@opi/kube';
-import type { CachedInstances, CacheWriter, StateStore } from '@opi/state';
+import type { CacheWriter, StateStore } from '@opi/state';
 import type { Logger } from '@opi/logging';
+import {
+  type CacheKind,
+  type ClusterCacheObserver,
+  type ClusterView,
+  type KindStatus,
+  type RewriteOptions,
+} from './cluster-view.js';
 import { enqueueCrashReports } from './crash-reports.js';
+import { instancesEntry } from './instances-entry.js';
+
+export type {
+  CacheKind,
+  ClusterCacheObserver,
+  ClusterView,
+  KindStatus,
+  RewriteOptions,
+} from './cluster-view.js';
+export { instancesEntry } from './instances-entry.js';
 
 /** A task or staging Job as held (slim), with its version. */
 interface HeldJob {
@@ -50,34 +68,6 @@ interface HeldJob {
 
 /** Entries per fenced write, and LRPs whose previous assignments are read per round trip. */
 const WRITE_BATCH = 500;
-
-/** What the sync reads of the watched cluster. */
-export interface ClusterView {
-  /** Every LRP workload of either kind, summarised (an LRP has two only for a moment, see the sync). */
-  workloads(): Iterable<WorkloadSummary>;
-  /** Every task and staging Job (slim). */
-  jobs(): Iterable<Stored<Job>>;
-  /** The pods of a Job (slim). */
-  podsOfJob(namespace: string, name: string): Pod[];
-  /** Writes the whole instances cache again from what is held (after Redis lost it, or as a repair). */
-  rewriteInstances(options?: RewriteOptions): Promise<{ pods: number }>;
-}
-
-export interface RewriteOptions {
-  /** Skip it when the last whole rewrite finished this recently (e.g. the sync right after a takeover's). */
-  unlessWithinMs?: number;
-}
-
-/** Hooks for metrics; the worker's main wires them to prom-client. */
-export interface ClusterCacheObserver {
-  /** Seconds from an object's change (its own timestamps) to the cache write that reflects it. */
-  lag?(kind: CacheKind, seconds: number): void;
-  event?(kind: CacheKind, type: string): void;
-  relist?(kind: CacheKind, reason: string): void;
-  restart?(kind: CacheKind, reason: string): void;
-}
-
-export type CacheKind = 'deployments' | 'statefulsets' | 'pods' | 'jobs';
 
 export interface ClusterCacheDeps {
   kube: KubernetesPort;
@@ -108,15 +98,6 @@ type AnyReflector = Pick<
   | 'lastEventAt'
   | 'watchingSince'
 >;
-
-export interface KindStatus {
-  state: string;
-  synced: boolean;
-  objects: number;
-  resourceVersion: string | undefined;
-  lastEventAt: number | undefined;
-  watchingSince: number | undefined;
-}
 
 export class ClusterCache implements ClusterView {
   private readonly deploymentReflector: Reflector<'deployments', WorkloadSummary>;
@@ -532,22 +513,4 @@ export class ClusterCache implements ClusterView {
   private async reportCrashes(run: AppPodSummary[], assignments: ReadonlyMap<string, number>): Promise<void> {
     if (this.deps.reportCrashes) await enqueueCrashReports(this.deps.reportCrashes, run, assignments);
   }
-}
-
-/** One LRP's cache entry, serialised at once (only the string is kept). */
-export function instancesEntry(
-  run: readonly AppPodSummary[],
-  assignments: ReadonlyMap<string, number>,
-): string {
-  const entry: CachedInstances = {
-    instances: run.map((p) => ({
-      index: assignments.get(p.name) ?? 0,
-      podName: p.name,
-      sinceNs: nanosString(p.since),
-      state: p.state,
-      ...(p.placementError ? { placementError: p.placementError } : {}),
-      ...(p.ordinal !== undefined ? { ordinal: true as const } : {}),
-    })),
-  };
-  return JSON.stringify(entry);
 }

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { schedulingInfoJson } from '@opi/contract';
 import type { RecordSummary } from '@opi/state';
 import { type WorkloadKind, type WorkloadSummary, lrpFromWorkload } from '@opi/translation';
-import type { ClusterView } from '../cache/cluster-cache.js';
+import type { ClusterView } from '../cache/cluster-view.js';
 import type { HandlerDeps } from '../deps.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
 import { workloadVerbs } from './workload-verbs.js';

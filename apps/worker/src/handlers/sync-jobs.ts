@@ -17,7 +17,7 @@ import {
   taskJobName,
   taskOutcome,
 } from '@opi/translation';
-import type { ClusterView } from '../cache/cluster-cache.js';
+import type { ClusterView } from '../cache/cluster-view.js';
 import type { HandlerDeps } from '../deps.js';
 import { REPORTED_ANNOTATION, markJobReported } from './report.js';
 

@@ -20,7 +20,8 @@ export interface WatchOptions {
 }
 
 export class WatchStreams {
-  private readonly open = new Set<Res>();
+  /** Each open stream and what ends it (unsubscribes, clears its timers, ends the response). */
+  private readonly open = new Map<Res, () => void>();
 
   constructor(
     private readonly store: Store,
@@ -32,10 +33,9 @@ export class WatchStreams {
     return this.open.size;
   }
 
-  /** Ends every open stream. */
+  /** Ends every open stream, its timers with it (a stopped simulator keeps nothing scheduled). */
   endAll(): void {
-    for (const w of this.open) w.end();
-    this.open.clear();
+    for (const finish of [...this.open.values()]) finish();
   }
 
   serve(
@@ -104,7 +104,6 @@ export class WatchStreams {
     for (const e of replay) deliver(e);
     // Everything above ran synchronously, so no event can fall between replay and subscription.
     const unsubscribe = this.store.subscribe(deliver);
-    this.open.add(res);
 
     let done = false;
     const timers: NodeJS.Timeout[] = [];
@@ -117,6 +116,7 @@ export class WatchStreams {
       this.open.delete(res);
       res.end();
     };
+    this.open.set(res, finish);
     const uncut: (() => void) | undefined = this.faults.onCut(finish);
     const base = this.options.watchTimeoutSeconds ?? 1800;
     const timeoutMs =
@@ -143,6 +143,7 @@ export class WatchStreams {
       if (timeoutSeconds !== undefined) timers.push(setTimeout(bookmark, Math.max(0, timeoutMs - 2000)));
     }
     req.on('close', finish);
+    res.on('close', finish);
     res.on('error', finish);
   }
 }

@@ -145,5 +145,8 @@ export class WatchStreams {
     req.on('close', finish);
     res.on('close', finish);
     res.on('error', finish);
+    // A connection destroyed while the request was on its way here (the simulator closing) has emitted
+    // 'close' already.
+    if (res.destroyed || req.destroyed) finish();
   }
 }

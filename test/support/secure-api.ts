@@ -54,7 +54,9 @@ export interface SecureApis {
 export function useSecureApis(): SecureApis {
   const prefixes: string[] = [];
   const running: RunningApi[] = [];
-  const redis = new Redis(REDIS_URL);
+  // Made when the test file is collected; it connects on first use, so a run that filters out every
+  // test (whose afterAll then does not run) leaves no socket open.
+  const redis = new Redis(REDIS_URL, { lazyConnect: true });
 
   function settingsFor(env: Record<string, string>): Settings {
     const prefix = `it-sec-${randomUUID().slice(0, 8)}`;

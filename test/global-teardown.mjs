@@ -1,7 +1,6 @@
-// Stops the Redis the global setup started, then checks the run left nothing that keeps Node alive: jest
-// runs the files in this process on a machine of two cores, and a leaked timer or socket made it wait
-// minutes after the last test (a simulator's watch timers did). Such a leak fails the run at once, naming
-// its kind (an error thrown here ends jest with exit code 1 without waiting).
+// Stops the Redis the global setup started, then checks the run left nothing that keeps Node alive (jest
+// runs the files in its own process on two cores and would wait for it). A leak fails the run, naming its
+// kind: an error thrown here ends jest with exit code 1 at once.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const GRACE_MS = 10_000;

@@ -1,6 +1,12 @@
 /** The callback bodies, field for field as opi-contract.md states them. */
 import { describe, expect, it } from '@jest/globals';
-import type { CrashReport, StagingOutcome, TaskOutcome } from '@opi/domain';
+import {
+  type CrashReport,
+  DIEGO_REASON_MAX,
+  STAGING_MESSAGE_MAX,
+  type StagingOutcome,
+  type TaskOutcome,
+} from '@opi/domain';
 import { crashReportBody, stagingCompletedBody, taskCompletedBody } from './bodies.js';
 
 const TASK_GUID = 'a1b2c3d4-0000-1111-2222-333344445555';
@@ -13,11 +19,20 @@ describe('taskCompletedBody', () => {
       { failed: false, failureReason: 'Completed' },
       { failed: false, failure_reason: '' },
     ],
-    ['error exit', { failed: true, failureReason: 'Error' }, { failed: true, failure_reason: 'Error' }],
+    [
+      'error exit',
+      { failed: true, failureReason: 'APP/TASK/migrate: Exited with status 3' },
+      { failed: true, failure_reason: 'APP/TASK/migrate: Exited with status 3' },
+    ],
     [
       'out of memory',
-      { failed: true, failureReason: 'OOMKilled' },
-      { failed: true, failure_reason: 'OOMKilled' },
+      { failed: true, failureReason: 'APP/TASK/migrate: Exited with status 137 (out of memory)' },
+      { failed: true, failure_reason: 'APP/TASK/migrate: Exited with status 137 (out of memory)' },
+    ],
+    [
+      "a reason longer than Diego's bound (an outcome recorded by an older version)",
+      { failed: true, failureReason: 'x'.repeat(5000) },
+      { failed: true, failure_reason: `${'x'.repeat(DIEGO_REASON_MAX - 1)}…` },
     ],
     [
       'cancelled',
@@ -47,8 +62,23 @@ describe('stagingCompletedBody', () => {
     ['buildpack success', { failed: false, result: buildpack }, { result: buildpack }],
     [
       'failure',
-      { failed: true, message: 'staging failed: exit 222' },
-      { error: { id: 'StagingError', message: 'staging failed: exit 222' } },
+      { failed: true, message: 'Exited with status 1: boom', errorId: 'StagingError' },
+      { error: { id: 'StagingError', message: 'Exited with status 1: boom' } },
+    ],
+    [
+      'a buildpack compile failure: its own id',
+      { failed: true, message: 'Exited with status 223: boom', errorId: 'BuildpackCompileFailed' },
+      { error: { id: 'BuildpackCompileFailed', message: 'Exited with status 223: boom' } },
+    ],
+    [
+      'an outcome recorded without an id: StagingError',
+      { failed: true, message: 'staging failed: exit code 1' },
+      { error: { id: 'StagingError', message: 'staging failed: exit code 1' } },
+    ],
+    [
+      "a message longer than CC's column allows after its prefix (recorded by an older version)",
+      { failed: true, message: 'y'.repeat(969) },
+      { error: { id: 'StagingError', message: `${'y'.repeat(STAGING_MESSAGE_MAX - 1)}…` } },
     ],
   ])('%s', (_name, outcome, expected) => {
     expect(stagingCompletedBody(outcome)).toStrictEqual(expected);
@@ -72,9 +102,9 @@ describe('crashReportBody', () => {
     processGuid: 'p-guid',
     instance: 'my-app-dev-1a2b3c4d5e-0',
     index: 0,
-    reason: 'CrashLoopBackOff',
+    reason: 'CRASHED',
     exitStatus: 1,
-    exitDescription: 'back-off restarting failed container',
+    exitDescription: 'APP/PROC/WEB: Exited with status 1',
     crashCount: 3,
     crashTimestamp: 1589212345,
   };
@@ -86,25 +116,31 @@ describe('crashReportBody', () => {
         instance: 'my-app-dev-1a2b3c4d5e-0',
         index: 0,
         cell_id: '',
-        reason: 'CrashLoopBackOff',
+        reason: 'CRASHED',
         exit_status: 1,
-        exit_description: 'back-off restarting failed container',
+        exit_description: 'APP/PROC/WEB: Exited with status 1',
         crash_count: 3,
-        crash_timestamp: 1589212345,
+        crash_timestamp: 1589212345000000000,
       },
     ],
     [
       'OOM on instance 2',
-      { instance: 'x-2', index: 2, reason: 'OOMKilled', exitStatus: 137, crashCount: 1 },
+      {
+        instance: 'x-2',
+        index: 2,
+        exitStatus: 137,
+        exitDescription: 'APP/PROC/WEB: Exited with status 137 (out of memory)',
+        crashCount: 1,
+      },
       {
         instance: 'x-2',
         index: 2,
         cell_id: '',
-        reason: 'OOMKilled',
+        reason: 'CRASHED',
         exit_status: 137,
-        exit_description: 'back-off restarting failed container',
+        exit_description: 'APP/PROC/WEB: Exited with status 137 (out of memory)',
         crash_count: 1,
-        crash_timestamp: 1589212345,
+        crash_timestamp: 1589212345000000000,
       },
     ],
   ])('%s', (_name, overrides, expected) => {
@@ -112,5 +148,10 @@ describe('crashReportBody', () => {
     expect(body).toStrictEqual(expected);
     // The process guid goes in the URL, not the body.
     expect(JSON.stringify(body)).not.toContain('p-guid');
+  });
+
+  it('sends crash_timestamp as the exact integer of nanoseconds Diego sends', () => {
+    const json = JSON.stringify(crashReportBody({ ...base, crashTimestamp: 4102444799 }));
+    expect(json).toContain('"crash_timestamp":4102444799000000000');
   });
 });

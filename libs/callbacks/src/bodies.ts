@@ -1,5 +1,17 @@
-/** The JSON bodies CC expects, built from domain outcomes (see opi-contract.md). Pure functions. */
-import type { CrashReport, StagingOutcome, TaskOutcome } from '@opi/domain';
+/**
+ * The JSON bodies CC expects, built from domain outcomes (see opi-contract.md and docs/api.md). Pure
+ * functions; every string is cut to what CC stores (libs/domain/src/cc-limits.ts), whatever the outcome
+ * recorded (an outcome stored by an older version may be longer).
+ */
+import {
+  type CrashReport,
+  DIEGO_REASON_MAX,
+  STAGING_MESSAGE_MAX,
+  type StagingErrorId,
+  type StagingOutcome,
+  type TaskOutcome,
+  boundText,
+} from '@opi/domain';
 import { CallbackUrlError } from './errors.js';
 import { parseCallbackUrl } from './url.js';
 
@@ -18,7 +30,7 @@ export type StagingCompletedBody =
         execution_metadata: string;
       };
     }
-  | { error: { id: 'StagingError'; message: string } };
+  | { error: { id: StagingErrorId; message: string } };
 
 export interface CrashReportBody {
   instance: string;
@@ -28,6 +40,7 @@ export interface CrashReportBody {
   exit_status: number;
   exit_description: string;
   crash_count: number;
+  /** Unix nanoseconds, as Diego's `since`. */
   crash_timestamp: number;
 }
 
@@ -36,13 +49,19 @@ export function taskCompletedBody(taskGuid: string, outcome: TaskOutcome): TaskC
   return {
     task_guid: taskGuid,
     failed: outcome.failed,
-    failure_reason: outcome.failed ? outcome.failureReason : '',
+    failure_reason: outcome.failed ? boundText(outcome.failureReason, DIEGO_REASON_MAX) : '',
   };
 }
 
-/** `build_completed` body: the result on success, a StagingError on failure. */
+/**
+ * `build_completed` body: the result on success, else the error id (StagingError unless the outcome names
+ * another) and a message CC can store after its `Staging error: ` prefix.
+ */
 export function stagingCompletedBody(outcome: StagingOutcome): StagingCompletedBody {
-  if (outcome.failed) return { error: { id: 'StagingError', message: outcome.message } };
+  if (outcome.failed) {
+    const id = outcome.errorId ?? 'StagingError';
+    return { error: { id, message: boundText(outcome.message, STAGING_MESSAGE_MAX) } };
+  }
   // Copied field by field so nothing else on the outcome object leaks into CC's build record.
   const r = outcome.result;
   return {
@@ -63,9 +82,10 @@ export function crashReportBody(r: CrashReport): CrashReportBody {
     cell_id: '',
     reason: r.reason,
     exit_status: r.exitStatus,
-    exit_description: r.exitDescription,
+    exit_description: boundText(r.exitDescription, DIEGO_REASON_MAX),
     crash_count: r.crashCount,
-    crash_timestamp: r.crashTimestamp,
+    // Whole seconds times 10⁹ is an exact double until the year 2116.
+    crash_timestamp: r.crashTimestamp * 1_000_000_000,
   };
 }
 

@@ -75,9 +75,26 @@ export interface DesiredStaging {
 /** How a task or staging ended, as CC is told. */
 export interface TaskOutcome {
   failed: boolean;
-  /** Empty on success; e.g. `Error`, `OOMKilled`, `task was cancelled`. */
+  /**
+   * Empty on success; else in Diego's words, e.g. `APP/TASK/migrate: Exited with status 3`, `… (out of
+   * memory)`, `task was cancelled`.
+   */
   failureReason: string;
 }
+
+/**
+ * The staging error ids CC keeps (`BuildModel::STAGING_FAILED_REASONS`, app/models/runtime/build_model.rb:15,
+ * minus the two CC raises itself), each shown with its own message (errors/v2.yml:636-679): the buildpack
+ * lifecycle's exit codes 222, 223, 224, a pod no node could take for lack of resources or at all, and
+ * StagingError (`Staging error: <message>`) for everything else.
+ */
+export type StagingErrorId =
+  | 'StagingError'
+  | 'NoAppDetectedError'
+  | 'BuildpackCompileFailed'
+  | 'BuildpackReleaseFailed'
+  | 'InsufficientResources'
+  | 'NoCompatibleCell';
 
 /** CC's staging result (`build_completed` body), success or StagingError. */
 export type StagingOutcome =
@@ -90,7 +107,13 @@ export type StagingOutcome =
         execution_metadata: string;
       };
     }
-  | { failed: true; message: string };
+  | {
+      failed: true;
+      /** At most STAGING_MESSAGE_MAX characters. */
+      message: string;
+      /** StagingError when absent (as on outcomes recorded before the id was). */
+      errorId?: StagingErrorId;
+    };
 
 /** A crash CC hears of through /internal/v4/apps/<process_guid>/crashed. */
 export interface CrashReport {
@@ -101,6 +124,6 @@ export interface CrashReport {
   exitStatus: number;
   exitDescription: string;
   crashCount: number;
-  /** Unix seconds. */
+  /** Unix seconds (Kubernetes keeps whole seconds); CC is told nanoseconds. */
   crashTimestamp: number;
 }

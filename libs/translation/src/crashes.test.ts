@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { CrashReport } from '@opi/domain';
+import { type CrashReport, DIEGO_REASON_MAX } from '@opi/domain';
 import type { CrashReports } from './crashes.js';
 import {
   CRASHES_REPORTED_ANNOTATION,
@@ -19,9 +19,13 @@ const T2_S = 1589212440;
 const PROCESS_GUID = 'guid-version';
 const NAME = 'app-dev-0123456789-abcde-fghij';
 
-function pod(status: Partial<ContainerStatus> | undefined, annotations?: Record<string, string>): Pod {
+function pod(
+  status: Partial<ContainerStatus> | undefined,
+  annotations?: Record<string, string>,
+  labels: Record<string, string> = { 'cloudfoundry.org/process_type': 'web' },
+): Pod {
   return {
-    metadata: { name: NAME, creationTimestamp: T0, ...(annotations ? { annotations } : {}) },
+    metadata: { name: NAME, creationTimestamp: T0, labels, ...(annotations ? { annotations } : {}) },
     status: {
       phase: 'Running',
       startTime: T0,
@@ -46,9 +50,9 @@ const running: ContainerState = { running: { startedAt: T2 } };
 const base = { processGuid: PROCESS_GUID, instance: NAME, index: 2 };
 const report = (crashCount: number, fields: Partial<CrashReport>): CrashReport => ({
   ...base,
-  reason: 'Error',
+  reason: 'CRASHED',
   exitStatus: 1,
-  exitDescription: 'Error',
+  exitDescription: 'APP/PROC/WEB: Exited with status 1',
   crashTimestamp: T1_S,
   ...fields,
   crashCount,
@@ -82,9 +86,8 @@ describe('crashReportsFor', () => {
       1,
       {
         reports: reports(2, 4, {
-          reason: 'OOMKilled',
           exitStatus: 137,
-          exitDescription: 'OOMKilled',
+          exitDescription: 'APP/PROC/WEB: Exited with status 137 (out of memory)',
           crashTimestamp: T2_S,
         }),
         reportedUpTo: 4,
@@ -95,7 +98,13 @@ describe('crashReportsFor', () => {
       pod({ restartCount: 2, state: exit(2, 'Error', 'panic: boom\n', T2), lastState: exit(1, 'Error') }),
       1,
       {
-        reports: [report(2, { exitStatus: 2, exitDescription: 'Error: panic: boom', crashTimestamp: T2_S })],
+        reports: [
+          report(2, {
+            exitStatus: 2,
+            exitDescription: 'APP/PROC/WEB: Exited with status 2: panic: boom',
+            crashTimestamp: T2_S,
+          }),
+        ],
         reportedUpTo: 2,
       },
     ],
@@ -104,7 +113,7 @@ describe('crashReportsFor', () => {
       pod({ restartCount: 1, state: running, lastState: exit(0, 'Completed') }),
       0,
       {
-        reports: [report(1, { reason: 'Completed', exitStatus: 0, exitDescription: 'Completed' })],
+        reports: [report(1, { exitStatus: 0, exitDescription: 'APP/PROC/WEB: Exited with status 0' })],
         reportedUpTo: 1,
       },
     ],
@@ -115,9 +124,8 @@ describe('crashReportsFor', () => {
       {
         reports: [
           report(3, {
-            reason: 'CrashLoopBackOff',
             exitStatus: 0,
-            exitDescription: 'back-off 20s',
+            exitDescription: 'APP/PROC/WEB: CrashLoopBackOff: back-off 20s',
             crashTimestamp: T0_S,
           }),
         ],
@@ -128,7 +136,12 @@ describe('crashReportsFor', () => {
       'nothing known but the restart: dated by the current run',
       pod({ restartCount: 1, state: running }),
       NONE_REPORTED,
-      { reports: [report(1, { exitStatus: 0, exitDescription: '', crashTimestamp: T2_S })], reportedUpTo: 1 },
+      {
+        reports: [
+          report(1, { exitStatus: 0, exitDescription: 'APP/PROC/WEB: crashed', crashTimestamp: T2_S }),
+        ],
+        reportedUpTo: 1,
+      },
     ],
     [
       'all restarts already reported',
@@ -155,9 +168,8 @@ describe('crashReportsFor', () => {
       {
         reports: [
           report(0, {
-            reason: 'ErrImagePull',
             exitStatus: 0,
-            exitDescription: 'pull access denied for nope',
+            exitDescription: 'APP/PROC/WEB: ErrImagePull: pull access denied for nope',
             crashTimestamp: T0_S,
           }),
         ],
@@ -177,9 +189,8 @@ describe('crashReportsFor', () => {
       {
         reports: [
           report(0, {
-            reason: 'InvalidImageName',
             exitStatus: 0,
-            exitDescription: 'InvalidImageName',
+            exitDescription: 'APP/PROC/WEB: InvalidImageName',
             crashTimestamp: T0_S,
           }),
         ],
@@ -195,9 +206,9 @@ describe('crashReportsFor', () => {
       {
         reports: [
           report(0, {
-            reason: 'CreateContainerConfigError',
             exitStatus: 0,
-            exitDescription: 'container has runAsNonRoot and image will run as root',
+            exitDescription:
+              'APP/PROC/WEB: CreateContainerConfigError: container has runAsNonRoot and image will run as root',
             crashTimestamp: T0_S,
           }),
         ],
@@ -211,6 +222,32 @@ describe('crashReportsFor', () => {
       { reports: [], reportedUpTo: -1 },
     ],
     [
+      'a worker process: its own log source',
+      pod({ restartCount: 1, state: running, lastState: exit(3, 'Error') }, undefined, {
+        'cloudfoundry.org/process_type': 'worker',
+      }),
+      NONE_REPORTED,
+      {
+        reports: [report(1, { exitStatus: 3, exitDescription: 'APP/PROC/WORKER: Exited with status 3' })],
+        reportedUpTo: 1,
+      },
+    ],
+    [
+      "no process type label: Diego's words without the source",
+      pod({ restartCount: 1, state: running, lastState: exit(1, 'Error') }, undefined, {}),
+      NONE_REPORTED,
+      { reports: [report(1, { exitDescription: 'Exited with status 1' })], reportedUpTo: 1 },
+    ],
+    [
+      'a termination message of many lines: one line, the whole of it',
+      pod({ restartCount: 1, state: running, lastState: exit(1, 'Error', 'boom\n  at main.js:3\n') }),
+      NONE_REPORTED,
+      {
+        reports: [report(1, { exitDescription: 'APP/PROC/WEB: Exited with status 1: boom at main.js:3' })],
+        reportedUpTo: 1,
+      },
+    ],
+    [
       'restarts after a reported pull failure',
       pod({ restartCount: 2, state: running, lastState: exit(1, 'Error') }),
       0,
@@ -218,6 +255,14 @@ describe('crashReportsFor', () => {
     ],
   ])('%s', (_what, p, already, expected) => {
     expect(crashReportsFor(p, PROCESS_GUID, 2, already)).toEqual(expected);
+  });
+
+  it(`keeps a 4 KiB termination message within Diego's ${DIEGO_REASON_MAX} characters`, () => {
+    const message = 'é'.repeat(4096);
+    const p = pod({ restartCount: 1, state: running, lastState: exit(1, 'Error', message) });
+    const [r] = crashReportsFor(p, PROCESS_GUID, 0, NONE_REPORTED).reports;
+    expect(r?.exitDescription).toHaveLength(DIEGO_REASON_MAX);
+    expect(r?.exitDescription).toMatch(/^APP\/PROC\/WEB: Exited with status 1: é+…$/);
   });
 
   it('reports each crash once when the caller keeps the marker', () => {

@@ -12,9 +12,11 @@
  * annotation write), never lost.
  */
 import type { CrashReport } from '@opi/domain';
-import { latestTermination, terminationDescription } from './container-status.js';
+import { latestTermination } from './container-status.js';
+import { describeCondition, describeExit } from './diego-words.js';
 import { CRASH_WAITING_REASONS, appStatus } from './instances.js';
 import type { ContainerStatus, Pod } from './k8s-objects.js';
+import { LABEL_PROCESS_TYPE } from './labels.js';
 import { unixSeconds } from './time.js';
 
 export const CRASHES_REPORTED_ANNOTATION = 'opi.cloudfoundry.org/crashes-reported';
@@ -54,6 +56,15 @@ function podStartSeconds(pod: Pod): number {
 
 type CrashDetails = Omit<CrashReport, 'crashCount'>;
 
+/** What every report's `reason` is: Diego's tps-watcher sends the instance's state (tps watcher/watcher.go:124). */
+export const CRASH_REASON = 'CRASHED';
+
+/** The instance's log source as Diego names it, `APP/PROC/<TYPE>` (CC main_lrp_action_builder.rb:63). */
+function processSource(pod: Pod): string | undefined {
+  const type = pod.metadata.labels?.[LABEL_PROCESS_TYPE];
+  return type ? `APP/PROC/${type.toUpperCase()}` : undefined;
+}
+
 /**
  * The latest termination's details: the current one, else the previous run's. Without one (the kubelet
  * lost it) the waiting reason, typically CrashLoopBackOff, is all there is to tell.
@@ -63,13 +74,16 @@ function restartDetails(pod: Pod, status: ContainerStatus, processGuid: string, 
   const waiting = status.state?.waiting;
   const waitingReason =
     waiting?.reason && CRASH_WAITING_REASONS.has(waiting.reason) ? waiting.reason : undefined;
+  const source = processSource(pod);
   return {
     processGuid,
     instance: pod.metadata.name,
     index,
-    reason: terminated?.reason || waitingReason || 'Error',
+    reason: CRASH_REASON,
     exitStatus: terminated?.exitCode ?? 0,
-    exitDescription: terminationDescription(terminated) || waiting?.message || '',
+    exitDescription: terminated
+      ? describeExit(source, terminated)
+      : describeCondition(source, waitingReason ?? 'crashed', waiting?.message),
     crashTimestamp:
       unixSeconds(terminated?.finishedAt) ??
       unixSeconds(status.state?.running?.startedAt) ??
@@ -112,9 +126,9 @@ export function crashReportsFor(
       processGuid,
       instance: pod.metadata.name,
       index,
-      reason: waiting.reason,
+      reason: CRASH_REASON,
       exitStatus: 0,
-      exitDescription: waiting.message || waiting.reason,
+      exitDescription: describeCondition(processSource(pod), waiting.reason, waiting.message),
       crashCount: 0,
       crashTimestamp: podStartSeconds(pod),
     };

@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import type { StagingOutcome, TaskOutcome } from '@opi/domain';
+import {
+  DIEGO_REASON_MAX,
+  STAGING_MESSAGE_MAX,
+  type StagingErrorId,
+  type StagingOutcome,
+  type TaskOutcome,
+} from '@opi/domain';
 import type { JobResult } from './job-outcome.js';
 import { jobFinished, parseStagingResult, stagingOutcome, taskOutcome } from './job-outcome.js';
 import type { ContainerState, Job, JobCondition, JobStatus, Pod, PodStatus } from './k8s-objects.js';
@@ -58,6 +64,17 @@ const exited = (exitCode: number, reason?: string, message?: string, finishedAt 
 const waiting = (reason: string, message?: string): ContainerState => ({
   waiting: { reason, ...(message ? { message } : {}) },
 });
+/** A pod the scheduler could not place, with its message. */
+const unscheduled = (container: string, message: string): Pod => {
+  const p = pod(container, waiting('ContainerCreating'), { phase: 'Pending' });
+  return {
+    ...p,
+    status: {
+      ...p.status,
+      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message }],
+    },
+  };
+};
 
 describe('jobFinished', () => {
   it.each<[string, Job, JobResult | undefined]>([
@@ -99,60 +116,78 @@ describe('jobFinished', () => {
 describe('taskOutcome', () => {
   const task = (state: ContainerState | undefined, opts?: Parameters<typeof pod>[2]) =>
     pod('opi-task', state, opts);
+  const fails = (failureReason: string): TaskOutcome => ({ failed: true, failureReason });
+  const named = (j: Job): Job => ({
+    ...j,
+    metadata: { ...j.metadata, annotations: { 'cloudfoundry.org/task_name': 'migrate' } },
+  });
 
   it.each<[string, Job, Pod[], TaskOutcome | undefined]>([
     ['still running', job({ active: 1 }), [task({ running: { startedAt: T0 } })], undefined],
     ['succeeded', succeededJob, [task(exited(0, 'Completed'))], { failed: false, failureReason: '' }],
     ['succeeded, pod already gone', succeededJob, [], { failed: false, failureReason: '' }],
-    ['exited non-zero', failedJob(), [task(exited(1, 'Error'))], { failed: true, failureReason: 'Error' }],
+    [
+      "exited non-zero: Diego's words, the task's log source first",
+      named(failedJob()),
+      [task(exited(3, 'Error'))],
+      fails('APP/TASK/migrate: Exited with status 3'),
+    ],
+    [
+      'exited non-zero, the Job without the task name',
+      failedJob(),
+      [task(exited(1, 'Error'))],
+      fails('Exited with status 1'),
+    ],
     [
       'OOM-killed',
-      failedJob(),
+      named(failedJob()),
       [task(exited(137, 'OOMKilled'))],
-      { failed: true, failureReason: 'OOMKilled' },
+      fails('APP/TASK/migrate: Exited with status 137 (out of memory)'),
     ],
     [
-      'a termination without reason',
-      failedJob(),
-      [task(exited(3))],
-      { failed: true, failureReason: 'Error' },
+      'a termination message the task wrote, on one line',
+      named(failedJob()),
+      [task(exited(2, 'Error', 'relation "users" does not exist\n'))],
+      fails('APP/TASK/migrate: Exited with status 2: relation "users" does not exist'),
     ],
+    ['a termination without reason', failedJob(), [task(exited(3))], fails('Exited with status 3')],
     [
       'evicted: the pod reason, not the container exit it caused',
-      failedJob(),
+      named(failedJob()),
       [
         task(exited(137, 'Error'), {
           phase: 'Failed',
           reason: 'Evicted',
-          message: 'low on ephemeral-storage',
+          message: 'The node was low on resource: ephemeral-storage.',
         }),
       ],
-      { failed: true, failureReason: 'Evicted' },
+      fails('APP/TASK/migrate: evicted: The node was low on resource: ephemeral-storage.'),
     ],
     [
       'deadline while the image cannot be pulled: the waiting reason',
       failedJob('DeadlineExceeded', 'Job was active longer than specified deadline'),
       [task(waiting('ImagePullBackOff', 'Back-off pulling image "nope"'))],
-      { failed: true, failureReason: 'ImagePullBackOff' },
+      fails('ImagePullBackOff: Back-off pulling image "nope"'),
+    ],
+    [
+      'deadline while never scheduled: the placement error',
+      failedJob('DeadlineExceeded'),
+      [unscheduled('opi-task', '0/3 nodes are available: 3 Insufficient memory.')],
+      fails('Unschedulable: Insufficient resources: memory'),
     ],
     [
       'deadline while running (FailureTarget, pod terminating): the Job reason',
       job({ conditions: [condition('FailureTarget', 'DeadlineExceeded')] }),
       [task({ running: { startedAt: T0 } })],
-      { failed: true, failureReason: 'DeadlineExceeded' },
+      fails('DeadlineExceeded'),
     ],
     [
       'no pod left: the Job condition reason',
-      failedJob('DeadlineExceeded'),
+      failedJob('DeadlineExceeded', 'Job was active longer than specified deadline'),
       [],
-      { failed: true, failureReason: 'DeadlineExceeded' },
+      fails('DeadlineExceeded: Job was active longer than specified deadline'),
     ],
-    [
-      'failed count only, nothing else known',
-      job({ failed: 1 }),
-      [],
-      { failed: true, failureReason: 'Error' },
-    ],
+    ['failed count only, nothing else known', job({ failed: 1 }), [], fails('the Job failed')],
     [
       'the latest failed run of several pods',
       failedJob(),
@@ -160,16 +195,22 @@ describe('taskOutcome', () => {
         task(exited(137, 'OOMKilled', undefined, T2), { created: T1 }),
         task(exited(1, 'Error'), { created: T0 }),
       ],
-      { failed: true, failureReason: 'OOMKilled' },
+      fails('Exited with status 137 (out of memory)'),
     ],
     [
       'a container not named opi-task (the first is used)',
       failedJob(),
       [pod('other', exited(137, 'OOMKilled'))],
-      { failed: true, failureReason: 'OOMKilled' },
+      fails('Exited with status 137 (out of memory)'),
     ],
   ])('%s', (_what, j, pods, expected) => {
     expect(taskOutcome(j, pods)).toEqual(expected);
+  });
+
+  it(`keeps a 4 KiB termination message within Diego's ${DIEGO_REASON_MAX} characters`, () => {
+    const outcome = taskOutcome(named(failedJob()), [task(exited(1, 'Error', 'x'.repeat(4096)))]);
+    expect(outcome?.failureReason).toHaveLength(DIEGO_REASON_MAX);
+    expect(outcome?.failureReason).toMatch(/^APP\/TASK\/migrate: Exited with status 1: x+…$/);
   });
 });
 
@@ -182,11 +223,14 @@ const RESULT: StagingResult = {
   execution_metadata: '{"cmd":[]}',
 };
 
+const stagingError = (message: string, errorId: StagingErrorId = 'StagingError'): StagingOutcome => ({
+  failed: true,
+  message,
+  errorId,
+});
+
 describe('parseStagingResult', () => {
-  const fails = (message: string): StagingOutcome => ({
-    failed: true,
-    message: `staging failed: ${message}`,
-  });
+  const fails = (message: string) => stagingError(message);
   const json = (patch: Record<string, unknown>) => JSON.stringify({ ...RESULT, ...patch });
 
   it.each<[string, string | undefined, StagingOutcome]>([
@@ -239,10 +283,20 @@ describe('parseStagingResult', () => {
 describe('stagingOutcome', () => {
   const stage = (state: ContainerState | undefined, opts?: Parameters<typeof pod>[2]) =>
     pod('opi-staging', state, opts);
-  const fails = (message: string): StagingOutcome => ({
-    failed: true,
-    message: `staging failed: ${message}`,
-  });
+  const fails = stagingError;
+  /** A buildpack's compile failure as FallbackToLogsOnError gives it: the log's last lines. */
+  const bundleLog = [
+    '-----> Installing dependencies using bundler 2.1.4',
+    '       Running: bundle install --without development:test --jobs=4 --retry=4',
+    '       Fetching nokogiri 1.10.9',
+    '       Installing nokogiri 1.10.9 with native extensions',
+    '       Gem::Ext::BuildError: ERROR: Failed to build gem native extension.',
+    ...Array.from({ length: 60 }, (_, i) => `       checking for ${i}.h... no`),
+    '       An error occurred while installing nokogiri (1.10.9), and Bundler cannot continue.',
+    "       Make sure that `gem install nokogiri -v '1.10.9' --source 'https://rubygems.org/'` succeeds before bundling.",
+    ' !     Failed to install gems via Bundler.',
+    'Failed to compile droplet: Failed to run all supply scripts: exit status 14',
+  ].join('\n');
 
   it.each<[string, Job, Pod[], StagingOutcome | undefined]>([
     ['still running', job({ active: 1 }), [stage({ running: { startedAt: T0 } })], undefined],
@@ -263,20 +317,72 @@ describe('stagingOutcome', () => {
       'the recipe failed with a message',
       failedJob(),
       [stage(exited(2, 'Error', 'no buildpack detected\n'))],
-      fails('exit code 2: no buildpack detected'),
+      fails('Exited with status 2: no buildpack detected'),
     ],
-    ['the recipe failed silently', failedJob(), [stage(exited(1, 'Error', ''))], fails('exit code 1')],
+    [
+      'the recipe failed silently',
+      failedJob(),
+      [stage(exited(1, 'Error', ''))],
+      fails('Exited with status 1'),
+    ],
+    [
+      'no buildpack detected (222)',
+      failedJob(),
+      [stage(exited(222, 'Error', 'None of the buildpacks detected a compatible application'))],
+      fails(
+        'Exited with status 222: None of the buildpacks detected a compatible application',
+        'NoAppDetectedError',
+      ),
+    ],
+    [
+      "compile failed (223), a log tail: its last error line, not the log's first lines",
+      failedJob(),
+      [stage(exited(223, 'Error', bundleLog))],
+      fails(
+        'Exited with status 223: An error occurred while installing nokogiri (1.10.9), and Bundler cannot continue.',
+        'BuildpackCompileFailed',
+      ),
+    ],
+    [
+      'release failed (224)',
+      failedJob(),
+      [stage(exited(224, 'Error', 'Failed to build droplet release: exit status 1'))],
+      fails(
+        'Exited with status 224: Failed to build droplet release: exit status 1',
+        'BuildpackReleaseFailed',
+      ),
+    ],
     [
       'OOM-killed, with the log tail',
       failedJob(),
       [stage(exited(137, 'OOMKilled', 'compiling...\nKilled'))],
-      fails('OOMKilled: exit code 137: compiling...\nKilled'),
+      fails('Exited with status 137 (out of memory): Killed'),
     ],
     [
       'the recipe image cannot be pulled (deadline)',
       failedJob('DeadlineExceeded', 'Job was active longer than specified deadline'),
       [stage(waiting('ErrImagePull', 'pull access denied'))],
       fails('ErrImagePull: pull access denied'),
+    ],
+    [
+      'never scheduled, for lack of memory',
+      failedJob('DeadlineExceeded'),
+      [unscheduled('opi-staging', '0/3 nodes are available: 3 Insufficient memory.')],
+      fails('insufficient resources: memory', 'InsufficientResources'),
+    ],
+    [
+      'never scheduled, no node matches',
+      failedJob('DeadlineExceeded'),
+      [
+        unscheduled(
+          'opi-staging',
+          "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+        ),
+      ],
+      fails(
+        "found no compatible cell: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.",
+        'NoCompatibleCell',
+      ),
     ],
     [
       'evicted',
@@ -288,7 +394,7 @@ describe('stagingOutcome', () => {
           message: 'The node was low on resource: memory.',
         }),
       ],
-      fails('Evicted: The node was low on resource: memory.'),
+      fails('evicted: The node was low on resource: memory.'),
     ],
     [
       'no pod: the Job condition',
@@ -299,5 +405,17 @@ describe('stagingOutcome', () => {
     ['nothing known', job({ failed: 1 }), [], fails('the Job failed')],
   ])('%s', (_what, j, pods, expected) => {
     expect(stagingOutcome(j, pods)).toEqual(expected);
+  });
+
+  it.each([
+    ['a long error line', `Error: ${'x'.repeat(2000)}`],
+    ['2,000 lines without an error word', Array.from({ length: 2000 }, (_, i) => `line ${i}`).join('\n')],
+    ['astral characters, never split', `error: ${'😀'.repeat(500)}`],
+  ])('%s: a message CC can store after its prefix', (_what, message) => {
+    const outcome = stagingOutcome(failedJob(), [stage(exited(223, 'Error', message))]);
+    if (!outcome?.failed) throw new Error('not a failure');
+    expect([...outcome.message].length).toBeLessThanOrEqual(STAGING_MESSAGE_MAX);
+    expect(outcome.message).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    expect(outcome.message).toMatch(/^Exited with status 223: /);
   });
 });

@@ -4,10 +4,12 @@
  */
 import type { StagingOutcome, TaskOutcome } from '@opi/domain';
 import { containerStatusOf, latestTermination } from './container-status.js';
-import { CRASH_WAITING_REASONS } from './instances.js';
+import { CRASH_WAITING_REASONS, placementErrorOf } from './instances.js';
 import type { ContainerStateTerminated, Job, JobCondition, Pod } from './k8s-objects.js';
+import { describeCondition, describeExit, exitWords, oneLine } from './diego-words.js';
+import { stagingErrorIdOf, stagingFailed, usefulLine } from './staging-failure.js';
 import { STAGING_CONTAINER, TERMINATION_MESSAGE_PATH } from './staging-job.js';
-import { TASK_CONTAINER } from './task-job.js';
+import { ANNOTATION_TASK_NAME, TASK_CONTAINER } from './task-job.js';
 import { unixNanos } from './time.js';
 
 export type JobResult = 'succeeded' | 'failed';
@@ -64,45 +66,69 @@ function newest(pods: readonly Pod[]): Pod | undefined {
   return pods.reduce<Pod | undefined>((a, p) => (!a || created(p) > created(a) ? p : a), undefined);
 }
 
-function joined(...parts: (string | undefined)[]): string {
-  return parts
-    .map((p) => p?.trim())
-    .filter(Boolean)
-    .join(': ');
-}
+/** Why a failed Job failed, as read from it and its pods (see failureCause). */
+type FailureCause =
+  /** Something stopped the pod from outside (eviction, node shutdown): its reason and message. */
+  | { kind: 'pod'; reason: string; message?: string | undefined }
+  | { kind: 'exit'; terminated: ContainerStateTerminated }
+  /** The container never started (its image cannot be pulled, its config refused). */
+  | { kind: 'waiting'; reason: string; message?: string | undefined }
+  /** The pod was never scheduled: the scheduler's message. */
+  | { kind: 'unschedulable'; message: string }
+  /** Only the Job's condition is left (`DeadlineExceeded`, `BackoffLimitExceeded`). */
+  | { kind: 'job'; reason: string; message?: string | undefined }
+  | { kind: 'unknown' };
 
-interface FailureCause {
-  /** A Kubernetes reason, the task's `failure_reason`: `OOMKilled`, `Error`, `Evicted`, `DeadlineExceeded`, … */
-  reason: string;
-  /** Everything known, for staging's message: reason, exit code, the termination message. */
-  detail: string;
+function unschedulableMessage(pod: Pod | undefined): string | undefined {
+  const c = pod?.status?.conditions?.find(
+    (x) => x.type === 'PodScheduled' && x.status === 'False' && x.reason === 'Unschedulable',
+  );
+  return c ? c.message || 'the pod could not be scheduled' : undefined;
 }
 
 /**
  * Why a failed Job failed, from the most specific evidence: what stopped the pod from outside (eviction,
  * node shutdown; the container's own exit is then only a consequence), else how the container ended or why
- * it never started, and only without a pod the Job's condition (`DeadlineExceeded`, `BackoffLimitExceeded`
- * say little of the cause).
+ * it never started or was never scheduled, and only without any of those the Job's condition
+ * (`DeadlineExceeded`, `BackoffLimitExceeded` say little of the cause).
  */
 function failureCause(job: Job, pods: readonly Pod[], container: string): FailureCause {
   const exit = latestExit(pods, container, false);
   const pod = exit?.pod ?? pods.find((p) => p.status?.phase === 'Failed') ?? newest(pods);
   const podReason = pod?.status?.reason;
-  if (podReason) return { reason: podReason, detail: joined(podReason, pod.status?.message) };
-  if (exit) {
-    const { reason, exitCode, message } = exit.terminated;
-    // `Error` only says the exit code was not 0, which the detail says anyway.
-    const shown = reason === 'Error' ? undefined : reason;
-    return { reason: reason || 'Error', detail: joined(shown, `exit code ${exitCode}`, message) };
-  }
+  if (podReason) return { kind: 'pod', reason: podReason, message: pod.status?.message };
+  if (exit) return { kind: 'exit', terminated: exit.terminated };
   const waiting = pod && containerStatusOf(pod, container)?.state?.waiting;
   if (waiting?.reason && CRASH_WAITING_REASONS.has(waiting.reason)) {
-    return { reason: waiting.reason, detail: joined(waiting.reason, waiting.message) };
+    return { kind: 'waiting', reason: waiting.reason, message: waiting.message };
   }
+  const unschedulable = unschedulableMessage(pod);
+  if (unschedulable) return { kind: 'unschedulable', message: unschedulable };
   const condition = trueCondition(job, FAILED);
-  if (condition?.reason)
-    return { reason: condition.reason, detail: joined(condition.reason, condition.message) };
-  return { reason: 'Error', detail: 'the Job failed' };
+  if (condition?.reason) return { kind: 'job', reason: condition.reason, message: condition.message };
+  return { kind: 'unknown' };
+}
+
+/** The task's log source as Diego names it, `APP/TASK/<name>`, when the Job carries the name. */
+function taskSource(job: Job): string | undefined {
+  const name = job.metadata.annotations?.[ANNOTATION_TASK_NAME];
+  return name ? `APP/TASK/${name}` : undefined;
+}
+
+/** A failed task's `failure_reason`, in Diego's words (see diego-words.ts). */
+function taskFailureReason(cause: FailureCause, source: string | undefined): string {
+  switch (cause.kind) {
+    case 'exit':
+      return describeExit(source, cause.terminated);
+    case 'pod':
+    case 'waiting':
+    case 'job':
+      return describeCondition(source, cause.reason, cause.message);
+    case 'unschedulable':
+      return describeCondition(source, 'Unschedulable', placementErrorOf(cause.message));
+    case 'unknown':
+      return describeCondition(source, 'the Job failed');
+  }
 }
 
 /** The task's outcome once its Job has finished (see jobFinished), else undefined. */
@@ -110,15 +136,12 @@ export function taskOutcome(job: Job, pods: readonly Pod[]): TaskOutcome | undef
   const finished = jobFinished(job);
   if (finished === undefined) return undefined;
   if (finished === 'succeeded') return { failed: false, failureReason: '' };
-  return { failed: true, failureReason: failureCause(job, pods, TASK_CONTAINER).reason };
+  const cause = failureCause(job, pods, TASK_CONTAINER);
+  return { failed: true, failureReason: taskFailureReason(cause, taskSource(job)) };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function stagingFailed(message: string): StagingOutcome {
-  return { failed: true, message: `staging failed: ${message}` };
 }
 
 /** What is wrong with a parsed recipe result, or undefined when CC can take it. */
@@ -168,13 +191,42 @@ export function parseStagingResult(message: string | undefined): StagingOutcome 
 }
 
 /**
+ * A failed staging: the buildpack lifecycle's exit codes as their ids, an unscheduled pod as
+ * InsufficientResources or NoCompatibleCell (what Diego's auctioneer says, failure_reason_sanitizer.rb:40-43),
+ * and a message that leads with the exit and then the one line of the recipe's output that says what went
+ * wrong (see usefulLine).
+ */
+function stagingFailure(cause: FailureCause): StagingOutcome {
+  switch (cause.kind) {
+    case 'exit': {
+      const { terminated } = cause;
+      const line = usefulLine(terminated.message);
+      const words = exitWords(terminated);
+      return stagingFailed(line ? `${words}: ${line}` : words, stagingErrorIdOf(terminated.exitCode));
+    }
+    case 'unschedulable': {
+      const placement = placementErrorOf(cause.message);
+      return placement === cause.message
+        ? stagingFailed(`found no compatible cell: ${oneLine(cause.message)}`, 'NoCompatibleCell')
+        : stagingFailed(placement.toLowerCase(), 'InsufficientResources');
+    }
+    case 'pod':
+    case 'waiting':
+    case 'job':
+      return stagingFailed(describeCondition(undefined, cause.reason, cause.message));
+    case 'unknown':
+      return stagingFailed('the Job failed');
+  }
+}
+
+/**
  * The staging's outcome once its Job has finished, else undefined. Success needs the pod: the result is its
  * termination message, so a pod deleted before it was read is a failed staging (CC can stage again).
  */
 export function stagingOutcome(job: Job, pods: readonly Pod[]): StagingOutcome | undefined {
   const finished = jobFinished(job);
   if (finished === undefined) return undefined;
-  if (finished === 'failed') return stagingFailed(failureCause(job, pods, STAGING_CONTAINER).detail);
+  if (finished === 'failed') return stagingFailure(failureCause(job, pods, STAGING_CONTAINER));
   const exit = latestExit(pods, STAGING_CONTAINER, true);
   if (!exit) return stagingFailed('the staging pod is gone, and its result with it');
   return parseStagingResult(exit.terminated.message);

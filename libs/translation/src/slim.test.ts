@@ -4,7 +4,13 @@ import { podToInstance } from './instances.js';
 import { jobFinished, taskOutcome } from './job-outcome.js';
 import { sampleTask } from './job.fixture.js';
 import type { Pod } from './k8s-objects.js';
-import { LABEL_GUID, LABEL_MANAGED_BY, LABEL_SOURCE_TYPE, LABEL_VERSION } from './labels.js';
+import {
+  LABEL_GUID,
+  LABEL_MANAGED_BY,
+  LABEL_PROCESS_TYPE,
+  LABEL_SOURCE_TYPE,
+  LABEL_VERSION,
+} from './labels.js';
 import { lrp, opi, pods } from './pod.fixture.js';
 import { slimJob, slimPod } from './slim.js';
 import { taskToJob } from './task-job.js';
@@ -23,6 +29,7 @@ describe('slimPod', () => {
       [LABEL_GUID]: full.metadata.labels?.[LABEL_GUID],
       [LABEL_VERSION]: full.metadata.labels?.[LABEL_VERSION],
       [LABEL_SOURCE_TYPE]: full.metadata.labels?.[LABEL_SOURCE_TYPE],
+      [LABEL_PROCESS_TYPE]: full.metadata.labels?.[LABEL_PROCESS_TYPE],
       [LABEL_MANAGED_BY]: full.metadata.labels?.[LABEL_MANAGED_BY],
     });
     expect(JSON.stringify(slim).length).toBeLessThan(JSON.stringify(full).length / 2);

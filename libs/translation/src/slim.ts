@@ -6,13 +6,20 @@
  */
 import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
 import type { ContainerStatus, Job, ObjectMeta, Pod } from './k8s-objects.js';
-import { LABEL_GUID, LABEL_MANAGED_BY, LABEL_SOURCE_TYPE, LABEL_VERSION } from './labels.js';
+import {
+  LABEL_GUID,
+  LABEL_MANAGED_BY,
+  LABEL_PROCESS_TYPE,
+  LABEL_SOURCE_TYPE,
+  LABEL_VERSION,
+} from './labels.js';
 
-/** The labels the sync reads off a pod: its LRP, its kind, its Job. */
+/** The labels the sync reads off a pod: its LRP, its kind, its Job, its process type (crash reports). */
 const POD_LABELS = [
   LABEL_GUID,
   LABEL_VERSION,
   LABEL_SOURCE_TYPE,
+  LABEL_PROCESS_TYPE,
   LABEL_MANAGED_BY,
   'job-name',
   'batch.kubernetes.io/job-name',

@@ -73,9 +73,10 @@ describe('tasks', () => {
     expect(completions(cc, g)).toHaveLength(1);
   });
 
-  it('reports a failing exit code and an OOMKilled task with their reasons', async () => {
+  it("reports a failing exit code, its termination message and an OOM kill in Diego's words", async () => {
     const failing = uuid(2, 'task');
     const oom = uuid(3, 'task');
+    const told = uuid(8, 'task');
     await call(
       s.base,
       'POST',
@@ -83,12 +84,34 @@ describe('tasks', () => {
       taskBody(cc.url, failing, { KUBESIM_BEHAVIOUR: 'fail', KUBESIM_EXIT_CODE: '3' }),
     );
     await call(s.base, 'POST', `/tasks/${oom}`, taskBody(cc.url, oom, { KUBESIM_BEHAVIOUR: 'oom' }));
+    await call(
+      s.base,
+      'POST',
+      `/tasks/${told}`,
+      taskBody(cc.url, told, {
+        KUBESIM_BEHAVIOUR: 'fail',
+        KUBESIM_EXIT_CODE: '2',
+        KUBESIM_TERMINATION_MESSAGE: `relation "users" does not exist\n${'x'.repeat(3000)}`,
+      }),
+    );
+    // Diego's executor: "<log source>: Exited with status <n>", the source CC's APP/TASK/<task name>.
     expect(await completion(cc, failing)).toEqual({
       task_guid: failing,
       failed: true,
-      failure_reason: 'Error',
+      failure_reason: `APP/TASK/task-${failing.slice(0, 8)}: Exited with status 3`,
     });
-    expect(await completion(cc, oom)).toEqual({ task_guid: oom, failed: true, failure_reason: 'OOMKilled' });
+    expect(await completion(cc, oom)).toEqual({
+      task_guid: oom,
+      failed: true,
+      failure_reason: `APP/TASK/task-${oom.slice(0, 8)}: Exited with status 137 (out of memory)`,
+    });
+    const reason = (await completion(cc, told)).failure_reason;
+    expect(reason).toMatch(
+      new RegExp(
+        `^APP/TASK/task-${told.slice(0, 8)}: Exited with status 2: relation "users" does not exist x+…$`,
+      ),
+    );
+    expect(reason).toHaveLength(1024);
   });
 
   it('cancels a task: 204, its Job goes, CC hears "task was cancelled"', async () => {
@@ -381,6 +404,49 @@ describe('staging', () => {
     expect(body.error.id).toBe('StagingError');
     expect(body.error.message).toContain('no buildpack detected');
   });
+
+  /** A buildpack's 2,000-line log that ends in a failed compile, the error a few lines from the end. */
+  const compileLog = [
+    '-----> Ruby Buildpack version 1.8.58',
+    ...Array.from({ length: 1990 }, (_, i) => `       Installing gem-${i} 1.0.${i}`),
+    '       Gem::Ext::BuildError: ERROR: Failed to build gem native extension.',
+    '       An error occurred while installing nokogiri (1.10.9), and Bundler cannot continue.',
+    "       Make sure that `gem install nokogiri -v '1.10.9'` succeeds before bundling.",
+    ' !     Failed to install gems via Bundler.',
+    ' !',
+    'Failed to compile droplet: Failed to run all supply scripts: exit status 14',
+  ].join('\n');
+
+  it.each<[string, string, string]>([
+    ['223, a compile failure', '223', 'BuildpackCompileFailed'],
+    ['1, any other failure', '1', 'StagingError'],
+  ])(
+    'reports a recipe exiting %s with a 2,000-line log: its id, and the error line CC can store',
+    async (_what, code, id) => {
+      const g = uuid(code === '223' ? 9 : 10, 'stage');
+      await call(
+        s.base,
+        'POST',
+        `/stage/${g}`,
+        stagingBody(g, buildpack, {
+          KUBESIM_RUN_MS: '200',
+          KUBESIM_BEHAVIOUR: 'fail',
+          KUBESIM_EXIT_CODE: code,
+          KUBESIM_LOG: compileLog,
+        }),
+      );
+      const call_ = await built(g);
+      // The stand-in CC checked it against CC's rules (builds.error_description varchar(255) after
+      // "Staging error: "); this is what the user sees.
+      expect(call_.cc?.problems).toEqual([]);
+      expect(call_.body).toEqual({
+        error: {
+          id,
+          message: `Exited with status ${code}: An error occurred while installing nokogiri (1.10.9), and Bundler cannot continue.`,
+        },
+      });
+    },
+  );
 });
 
 describe('crash reports', () => {
@@ -414,9 +480,11 @@ describe('crash reports', () => {
             c.body as {
               crash_count: number;
               exit_status: number;
+              exit_description: string;
               reason: string;
               index: number;
               instance: string;
+              crash_timestamp: number;
             },
         );
         return r.length >= 3 ? r : undefined;
@@ -427,7 +495,15 @@ describe('crash reports', () => {
     const counts = reports.map((r) => r.crash_count);
     expect(new Set(counts).size).toBe(counts.length);
     expect([...counts].sort((a, b) => a - b)).toEqual(counts.slice().sort((a, b) => a - b));
-    expect(reports[0]).toMatchObject({ exit_status: 7, reason: 'Error', index: 0 });
+    // As Diego's tps-watcher says it: the state, the executor's words, nanoseconds.
+    expect(reports[0]).toMatchObject({
+      exit_status: 7,
+      reason: 'CRASHED',
+      exit_description: 'APP/PROC/WEB: Exited with status 7',
+      index: 0,
+    });
     expect(reports[0]?.instance).toMatch(/^app-/);
+    const ns = reports[0]?.crash_timestamp ?? 0;
+    expect(Math.abs(ns / 1e6 - Date.now())).toBeLessThan(5 * 60_000);
   }, 120_000);
 });

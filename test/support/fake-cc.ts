@@ -1,7 +1,11 @@
 /**
  * A stand-in for CC's internal API: a real HTTP(S) server that records every callback and can be made to
  * fail at run time (down, canned statuses, slowness), so callback delivery is tested over real sockets.
+ * Every callback is checked against CC's own rules (cc-rules.ts): a body CC would refuse is answered as
+ * CC answers it, and any body CC would refuse or fail to store fails the test that was running when it
+ * came (an afterEach hook, registered for each test file that imports this module).
  */
+import { afterEach } from '@jest/globals';
 import {
   type IncomingHttpHeaders,
   type IncomingMessage,
@@ -12,6 +16,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { type CcVerdict, checkCallback } from './cc-rules.js';
 
 export interface FakeCcTls {
   cert: string | Buffer;
@@ -46,7 +51,18 @@ export interface RecordedCall {
   status?: number;
   /** When it was answered (ms since the epoch); undefined while it was not. */
   answeredAt?: number;
+  /** CC's verdict on a callback body (cc-rules.ts); undefined for other paths. */
+  cc?: CcVerdict;
 }
+
+/** Callbacks CC would have refused or failed to store, not yet failed a test. */
+const breaches: string[] = [];
+
+afterEach(() => {
+  if (breaches.length === 0) return;
+  const found = breaches.splice(0);
+  throw new Error(`CC would refuse or fail to store ${found.length} callback(s):\n${found.join('\n')}`);
+});
 
 export interface CannedAnswer {
   status: number;
@@ -168,6 +184,12 @@ export async function startFakeCc(opts: FakeCcOptions = {}): Promise<FakeCc> {
       ...(cert.subject !== undefined && { clientCertSubject: cert.subject }),
       remotePort: req.socket.remotePort ?? 0,
     };
+    const verdict = checkCallback(call.method, call.path, rawBody);
+    if (verdict) {
+      call.cc = verdict;
+      for (const p of verdict.problems)
+        breaches.push(`${call.method} ${call.path}: ${p}\n  body: ${rawBody.slice(0, 300)}`);
+    }
     calls.push(call);
 
     if (fake.delayMs > 0) await sleep(fake.delayMs);
@@ -183,6 +205,12 @@ export async function startFakeCc(opts: FakeCcOptions = {}): Promise<FakeCc> {
           error_code: 'CF-InvalidRequest',
           description: 'The request is invalid: already finished',
         },
+      };
+    }
+    if (answer === undefined && verdict && verdict.status !== 200) {
+      answer = {
+        status: verdict.status,
+        body: { error_code: 'CF-InvalidRequest', description: verdict.problems.join('; ') },
       };
     }
     answer ??= { status: 200, body: {} };

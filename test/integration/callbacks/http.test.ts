@@ -2,6 +2,7 @@
  * CallbackClient against a fake CC over http: how each kind of answer or failure is reported, keep-alive,
  * timeouts, CC going down and coming back, and URL credentials sent as Basic auth but never in an error.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import {
   CallbackClient,
@@ -13,7 +14,20 @@ import {
   taskCompletedBody,
 } from '@opi/callbacks';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
-import { TASK_PATH, guid, taskUrl, thrown } from './calls.js';
+import { TASK_PATH, guid, taskCompletion, taskUrl, thrown } from './calls.js';
+
+/** A crash report CC takes. */
+const crash = (pg: string) =>
+  crashReportBody({
+    processGuid: pg,
+    instance: 'app-0',
+    index: 0,
+    reason: 'CRASHED',
+    exitStatus: 1,
+    exitDescription: 'APP/PROC/WEB: Exited with status 1',
+    crashCount: 2,
+    crashTimestamp: 1589212345,
+  });
 
 const SECRET_USER = 'cc_internal_user';
 const SECRET_PASSWORD = 's3cr3t-pa55';
@@ -70,18 +84,8 @@ describe('CallbackClient over http', () => {
     const staging = `${cc.url}/internal/v3/staging/s-${guid()}/build_completed?start=true`;
     const body = stagingCompletedBody({ failed: true, message: 'no buildpack' });
     await expect(client.postJson(staging, body)).resolves.toMatchObject({ kind: 'delivered' });
-    const pg = `${guid()}-${guid()}`;
-    const crash = crashReportBody({
-      processGuid: pg,
-      instance: 'app-0',
-      index: 0,
-      reason: 'CrashLoopBackOff',
-      exitStatus: 1,
-      exitDescription: 'boom',
-      crashCount: 2,
-      crashTimestamp: 1589212345,
-    });
-    await expect(client.postJson(crashReportUrl(`${cc.url}/`, pg), crash)).resolves.toMatchObject({
+    const pg = `${randomUUID()}-${randomUUID()}`;
+    await expect(client.postJson(crashReportUrl(`${cc.url}/`, pg), crash(pg))).resolves.toMatchObject({
       kind: 'delivered',
     });
 
@@ -91,12 +95,12 @@ describe('CallbackClient over http', () => {
       body: { error: { id: 'StagingError', message: 'no buildpack' } },
     });
     const [c] = cc.callsTo(`/internal/v4/apps/${pg}/crashed`);
-    expect(c!.body).toStrictEqual({ ...crash });
+    expect(c!.body).toStrictEqual({ ...crash(pg) });
   });
 
   it('reuses one keep-alive connection for consecutive callbacks', async () => {
     for (let i = 0; i < 3; i++) {
-      await expect(client.postJson(taskUrl(cc.url, guid()), {})).resolves.toMatchObject({
+      await expect(client.postJson(...taskCompletion(cc.url))).resolves.toMatchObject({
         kind: 'delivered',
       });
     }
@@ -105,7 +109,7 @@ describe('CallbackClient over http', () => {
 
   it.each([400, 404, 409, 422])('%i is rejected, not thrown', async (status) => {
     cc.answer(status, { body: { error_code: 'CF-Whatever', description: `answered ${status}` } });
-    const result = await client.postJson(taskUrl(cc.url, guid()), {});
+    const result = await client.postJson(...taskCompletion(cc.url));
     expect(result).toStrictEqual({
       kind: 'rejected',
       status,
@@ -115,7 +119,7 @@ describe('CallbackClient over http', () => {
 
   it('keeps only the first 500 characters of a rejection body', async () => {
     cc.answer(404, { body: 'x'.repeat(5_000) });
-    const result = await client.postJson(taskUrl(cc.url, guid()), {});
+    const result = await client.postJson(...taskCompletion(cc.url));
     expect(result.kind === 'rejected' && result.body).toBe(`"${'x'.repeat(499)}`);
   });
 
@@ -138,16 +142,17 @@ describe('CallbackClient over http', () => {
   it('a prefix answer overrides the global one', async () => {
     cc.answer(503);
     cc.answerFor('/internal/v4/apps/', 404);
-    await expect(client.postJson(crashReportUrl(cc.url, 'pg'), {})).resolves.toMatchObject({
+    const pg = `${randomUUID()}-${randomUUID()}`;
+    await expect(client.postJson(crashReportUrl(cc.url, pg), crash(pg))).resolves.toMatchObject({
       kind: 'rejected',
       status: 404,
     });
-    await expect(client.postJson(taskUrl(cc.url, guid()), {})).rejects.toMatchObject({ status: 503 });
+    await expect(client.postJson(...taskCompletion(cc.url))).rejects.toMatchObject({ status: 503 });
   });
 
   it.each([500, 502, 503, 504, 408])('%i is thrown as unavailable', async (status) => {
     cc.answer(status);
-    const e = await thrown(client.postJson(taskUrl(cc.url, guid()), {}));
+    const e = await thrown(client.postJson(...taskCompletion(cc.url)));
     expect(e).toBeInstanceOf(CallbackUnavailableError);
     expect(e).toMatchObject({ status, transient: true });
     expect((e as CallbackUnavailableError).retryAfterSeconds).toBeUndefined();
@@ -159,7 +164,7 @@ describe('CallbackClient over http', () => {
     ['as an HTTP-date', new Date(Date.now() + 60_000).toUTCString(), 60],
   ])('429 with Retry-After %s is unavailable with retryAfterSeconds', async (_how, retryAfter, seconds) => {
     cc.answer(429, { headers: { 'retry-after': retryAfter } });
-    const e = await thrown(client.postJson(taskUrl(cc.url, guid()), {}));
+    const e = await thrown(client.postJson(...taskCompletion(cc.url)));
     expect(e).toBeInstanceOf(CallbackUnavailableError);
     expect((e as CallbackUnavailableError).status).toBe(429);
     const got = (e as CallbackUnavailableError).retryAfterSeconds!;
@@ -168,14 +173,14 @@ describe('CallbackClient over http', () => {
   });
 
   it('CC down is unavailable; back up on the same URL, the same client delivers', async () => {
-    const url = taskUrl(cc.url, guid());
-    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
+    const [url, body] = taskCompletion(cc.url);
+    await expect(client.postJson(url, body)).resolves.toMatchObject({ kind: 'delivered' });
     await cc.down();
-    const e = await thrown(client.postJson(url, {}));
+    const e = await thrown(client.postJson(url, body));
     expect(e).toBeInstanceOf(CallbackUnavailableError);
     expect(e).toMatchObject({ code: 'ECONNREFUSED' });
     await cc.up();
-    await expect(client.postJson(url, {})).resolves.toStrictEqual({ kind: 'delivered', status: 200 });
+    await expect(client.postJson(url, body)).resolves.toStrictEqual({ kind: 'delivered', status: 200 });
     expect(cc.calls.map((c) => c.status)).toStrictEqual([200, 200]);
   });
 
@@ -184,7 +189,7 @@ describe('CallbackClient over http', () => {
     try {
       cc.delayMs = 5_000;
       const started = Date.now();
-      const e = await thrown(quick.postJson(taskUrl(cc.url, guid()), {}));
+      const e = await thrown(quick.postJson(...taskCompletion(cc.url)));
       expect(Date.now() - started).toBeLessThan(2_000);
       expect(e).toBeInstanceOf(CallbackUnavailableError);
       expect(e).toMatchObject({ code: 'ETIMEDOUT' });
@@ -206,7 +211,7 @@ describe('CallbackClient over http', () => {
 
   describe('URL credentials', () => {
     it('are sent as Basic auth', async () => {
-      await client.postJson(taskUrl(withCredentials(cc.url), guid()), {});
+      await client.postJson(...taskCompletion(withCredentials(cc.url)));
       const expected = Buffer.from(`${SECRET_USER}:${SECRET_PASSWORD}@x`).toString('base64');
       expect(cc.calls[0]!.headers.authorization).toBe(`Basic ${expected}`);
     });
@@ -228,10 +233,14 @@ describe('CallbackClient over http', () => {
     ];
     it.each(leaks)('never appear in an error (%s), nor does the body', async (_name, breakIt) => {
       await breakIt(cc);
+      const g = guid();
       const quick = new CallbackClient({ timeoutMs: 300 });
       try {
         const e = await thrown(
-          quick.postJson(taskUrl(withCredentials(cc.url), guid()), { token: 'b0dy-secret' }),
+          quick.postJson(taskUrl(withCredentials(cc.url), g), {
+            ...taskCompletion(cc.url, g)[1],
+            token: 'b0dy-secret',
+          }),
         );
         expect(e).toBeInstanceOf(CallbackUnavailableError);
         const text = everythingIn(e);

@@ -14,7 +14,7 @@ import {
 import { eventually } from '../../support/eventually.js';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
 import { type Pki, haveOpenssl, makePki } from './callback-pki.js';
-import { guid, taskUrl, thrown } from './calls.js';
+import { guid, taskCompletion, taskUrl, thrown } from './calls.js';
 
 const openssl = haveOpenssl();
 if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback tests');
@@ -80,7 +80,7 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
       }),
     ],
   ])('a client with %s is refused in the handshake: unavailable', async (_name, tls) => {
-    const e = await thrown(clientWith(tls()).postJson(taskUrl(cc.url, guid()), {}));
+    const e = await thrown(clientWith(tls()).postJson(...taskCompletion(cc.url)));
     expect(e).toBeInstanceOf(CallbackUnavailableError);
     expect((e as CallbackUnavailableError).code).toBeDefined();
     expect((e as CallbackUnavailableError).status).toBeUndefined();
@@ -90,7 +90,7 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
 
   it("a client that does not trust CC's CA is unavailable, naming the verification failure", async () => {
     const client = clientWith({ certFile: pki.file('client.crt'), keyFile: pki.file('client.key') });
-    const e = await thrown(client.postJson(taskUrl(cc.url, guid()), {}));
+    const e = await thrown(client.postJson(...taskCompletion(cc.url)));
     expect(e).toBeInstanceOf(CallbackUnavailableError);
     expect((e as CallbackUnavailableError).code).toMatch(/UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER/);
     expect(cc.calls).toHaveLength(0);
@@ -102,7 +102,7 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
       certFile: pki.file('client.crt'),
       keyFile: pki.file('client.key'),
     });
-    await expect(client.postJson(taskUrl(cc.url, guid()), {})).resolves.toMatchObject({ kind: 'delivered' });
+    await expect(client.postJson(...taskCompletion(cc.url))).resolves.toMatchObject({ kind: 'delivered' });
     expect(cc.calls[0]).toMatchObject({ clientCert: true });
   });
 
@@ -112,15 +112,15 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
       certFile: pki.file('client.crt'),
       keyFile: pki.file('client.key'),
     });
-    const url = taskUrl(cc.url, guid());
-    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
+    const [url, body] = taskCompletion(cc.url);
+    await expect(client.postJson(url, body)).resolves.toMatchObject({ kind: 'delivered' });
     await cc.down();
     try {
-      await expect(client.postJson(url, {})).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      await expect(client.postJson(url, body)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     } finally {
       await cc.up();
     }
-    await expect(client.postJson(url, {})).resolves.toMatchObject({ kind: 'delivered' });
+    await expect(client.postJson(url, body)).resolves.toMatchObject({ kind: 'delivered' });
   });
 
   it('loadTls refuses a certificate with the wrong key, naming the files', () => {

@@ -36,6 +36,8 @@ const expectation = z.strictObject({
   completion: z.strictObject({ failed: z.boolean(), failure_reason: z.string().optional() }).optional(),
   /** The staging completion CC receives: a result or an error. */
   reports: z.enum(['result', 'error']).optional(),
+  /** The staging error CC receives, exactly. */
+  error: z.strictObject({ id: z.string(), message: z.string() }).optional(),
 });
 
 const fixtureSchema = z.strictObject({

@@ -12,7 +12,10 @@
  *   "process_types":{"web":"…"},"execution_metadata":"…"}` (CC's `build_completed` result; see
  *   stagingOutcome).
  * - On failure it exits non-zero, with a message for the user in the same file (e.g. `no buildpack
- *   detected`). Without one, `FallbackToLogsOnError` makes the kubelet use the tail of its log instead.
+ *   detected`). Without one, `FallbackToLogsOnError` makes the kubelet use the tail of its log instead;
+ *   the last error line of either is what CC is told (see staging-failure.ts). Exit codes 222, 223 and
+ *   224 say, as the buildpack app lifecycle's builder does, that no buildpack detected the app, that its
+ *   compile failed, that its release failed; CC shows its own message for each.
  */
 import type { DesiredStaging } from '@opi/domain';
 import { containerResources, containerSecurityContext } from './container.js';

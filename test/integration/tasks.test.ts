@@ -506,4 +506,38 @@ describe('crash reports', () => {
     const ns = reports[0]?.crash_timestamp ?? 0;
     expect(Math.abs(ns / 1e6 - Date.now())).toBeLessThan(5 * 60_000);
   }, 120_000);
+
+  it.each<[string, number, Record<string, unknown>, RegExp]>([
+    [
+      'an OOM kill',
+      1,
+      { environment: { KUBESIM_BEHAVIOUR: 'oom', KUBESIM_RUN_MS: '100' } },
+      /^APP\/PROC\/WEB: Exited with status 137 \(out of memory\)$/,
+    ],
+    [
+      'an image that cannot be pulled',
+      2,
+      { lifecycle: { docker_lifecycle: { image: 'registry.example/kubesim-pull-error:1', command: [] } } },
+      /^APP\/PROC\/WEB: ErrImagePull: \S/,
+    ],
+  ])(
+    'says what happened: %s',
+    async (what, n, extra, description) => {
+      const g = uuid(n, 'said');
+      const v = uuid(1, 'v1');
+      const pg = `${g}-${v}`;
+      await call(s.base, 'PUT', `/apps/${pg}`, desireBody(g, v, extra));
+      const report = await eventually(
+        async () => cc.callsTo(`/internal/v4/apps/${pg}/crashed`)[0],
+        `a crash report (${what})`,
+        60_000,
+      );
+      expect(report.body).toMatchObject({
+        reason: 'CRASHED',
+        exit_description: expect.stringMatching(description),
+      });
+      expect(report.cc?.problems).toEqual([]);
+    },
+    90_000,
+  );
 });

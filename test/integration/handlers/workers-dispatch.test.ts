@@ -82,6 +82,25 @@ describe('workers: dispatch through BullMQ', () => {
     expect(await deploymentOf(e, lrp)).toBeUndefined();
   });
 
+  it("stores a permanent refusal for /instances with the record's generation; the next success clears it", async () => {
+    const lrp = newLrp();
+    const id = await convergeJob(lrp, { error: invalidError });
+    expect((await finished(id)).state).toBe('failed');
+    const { record, refusal } = await e.store.lrpWithInstances(lrp.processGuid);
+    expect(refusal).toEqual({
+      generation: record?.generation,
+      reason: 'invalid',
+      message: expect.stringMatching(
+        /^Kubernetes refused the app \(422 Invalid\): .*injected fault/,
+      ) as string,
+    });
+
+    e.kube.faults.clear();
+    await e.producer.convergeLrp({ processGuid: lrp.processGuid }, 'again');
+    expect((await finished(`converge-${lrp.processGuid}-again`)).state).toBe('completed');
+    expect((await e.store.lrpWithInstances(lrp.processGuid)).refusal).toBeUndefined();
+  });
+
   it('retries a job after a transient error, which then converges', async () => {
     const lrp = newLrp();
     const { job, state } = await finished(await convergeJob(lrp, {}));

@@ -4,6 +4,7 @@
  * `/instances` says why on every desired instance within 5 s; the metric counts it; CC's corrected new
  * version runs, and stopping the refused one clears its refusal. A cluster of 1.34 takes the same name.
  */
+import { CcOpiClient, reportedInstances } from '../support/cc-opi-client.js';
 import { type Service, call, desireBody, eventually, startService, uuid } from './harness.js';
 
 interface Instance {
@@ -48,6 +49,17 @@ describe('on a cluster that refuses "MY VAR" (1.30)', () => {
       expect(i).toMatchObject({ index: n, state: 'UNCLAIMED', since: 0 });
       expect(i.placement_error).toMatch(REFUSED);
     }
+    // As CC reads and reports it: every instance down, with the reason as its details (`cf app`).
+    const cc = new CcOpiClient(s.base);
+    const read = await cc.lrpInstances(
+      { method: 'GET', path: `/apps/${guid}/${v1}/instances` },
+      { state: 'STARTED', instances: 2 },
+    );
+    const reported = reportedInstances(read.outcome, { state: 'STARTED', instances: 2 });
+    expect([...reported.values()]).toEqual([
+      { state: 'DOWN', details: shown[0]?.placement_error },
+      { state: 'DOWN', details: shown[1]?.placement_error },
+    ]);
     const metrics = await s.workers[0]!.metrics.registry.metrics();
     expect(metrics).toMatch(/opi_desire_refused_total\{reason="invalid"\} [1-9]/);
 

@@ -129,17 +129,17 @@ async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, data: un
   return handler(deps, opts, parsed.data);
 }
 
-/** A permanent failure whose cause was already logged once (a missing namespace): its job's line is debug. */
-class AlreadySaid extends UnrecoverableError {}
-
-/** A desire the cluster refused for good: its job's line names the refusal's kind. */
-class Refused extends UnrecoverableError {
+/**
+ * A permanent failure from Kubernetes. Its job's line is debug when the cause was already logged once (a
+ * missing namespace), and names the refusal's kind when a desire was refused.
+ */
+class KubeRefused extends UnrecoverableError {
   constructor(
-    message: string,
-    readonly refusal: RefusalKind,
+    err: KubeApiError,
     readonly alreadySaid: boolean,
+    readonly refusal?: RefusalKind,
   ) {
-    super(message);
+    super(`kubernetes refused: ${err.status} ${err.reason}: ${err.message}`);
   }
 }
 
@@ -149,7 +149,7 @@ class Refused extends UnrecoverableError {
  * clears by itself (quota freed, the namespace made) clears there. A Redis failure here is thrown as it
  * is: the job is retried and the converge refused again.
  */
-async function refused(deps: HandlerDeps, opts: WorkerOptions, e: DesireRefused): Promise<Refused> {
+async function refused(deps: HandlerDeps, opts: WorkerOptions, e: DesireRefused): Promise<KubeRefused> {
   const cause = e.refusal;
   const reason = refusalKind(cause);
   await deps.store.recordRefusal(e.processGuid, {
@@ -158,8 +158,7 @@ async function refused(deps: HandlerDeps, opts: WorkerOptions, e: DesireRefused)
     message: refusalMessage(cause),
   });
   opts.metrics?.observeDesireRefused(reason);
-  const message = `kubernetes refused: ${cause.status} ${cause.reason}: ${cause.message}`;
-  return new Refused(message, reason, opts.namespaceAlarm?.noticed(cause) === true);
+  return new KubeRefused(cause, opts.namespaceAlarm?.noticed(cause) === true, reason);
 }
 
 /** Runs the job's handler; its outcome is counted here and returned as the job's result (resultOf). */
@@ -173,8 +172,7 @@ async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promi
   } catch (err) {
     if (err instanceof DesireRefused) throw await refused(deps, opts, err);
     if (err instanceof KubeApiError && !err.transient) {
-      const message = `kubernetes refused: ${err.status} ${err.reason}: ${err.message}`;
-      throw opts.namespaceAlarm?.noticed(err) ? new AlreadySaid(message) : new UnrecoverableError(message);
+      throw new KubeRefused(err, opts.namespaceAlarm?.noticed(err) === true);
     }
     throw err;
   }
@@ -214,10 +212,9 @@ function queueWorker(queue: string, deps: HandlerDeps, opts: WorkerOptions, conc
       ...identity(job),
       attemptsMade: job?.attemptsMade,
       err: err.message,
-      ...(err instanceof Refused ? { refused: err.refusal } : {}),
+      ...(err instanceof KubeRefused && err.refusal ? { refused: err.refusal } : {}),
     };
-    if (err instanceof AlreadySaid || (err instanceof Refused && err.alreadySaid))
-      deps.logger.debug(line, 'job failed');
+    if (err instanceof KubeRefused && err.alreadySaid) deps.logger.debug(line, 'job failed');
     else deps.logger.warn(line, 'job failed');
     if (job && opts.metrics) observeFailed(opts.metrics, w.name, job, err);
   });

@@ -4,6 +4,7 @@
  * which queues a worker set serves.
  */
 import type { Job } from 'bullmq';
+import { pino } from 'pino';
 import type { DesiredLrp } from '@opi/domain';
 import type { FaultRule } from '@opi/kube';
 import { QUEUE_NAMES } from '@opi/queue';
@@ -83,9 +84,20 @@ describe('workers: dispatch through BullMQ', () => {
   });
 
   it("stores a permanent refusal for /instances with the record's generation; the next success clears it", async () => {
+    const lines: Record<string, unknown>[] = [];
+    e.deps.logger = pino(
+      { level: 'info' },
+      { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) },
+    );
     const lrp = newLrp();
     const id = await convergeJob(lrp, { error: invalidError });
     expect((await finished(id)).state).toBe('failed');
+    await eventually(async () => lines.some((l) => l['msg'] === 'job failed'), 'the job failed line');
+    expect(lines.find((l) => l['msg'] === 'job failed')).toMatchObject({
+      level: 40,
+      processGuid: lrp.processGuid,
+      refused: 'invalid',
+    });
     const { record, refusal } = await e.store.lrpWithInstances(lrp.processGuid);
     expect(refusal).toEqual({
       generation: record?.generation,

@@ -5,7 +5,7 @@
  * version runs, and stopping the refused one clears its refusal. A cluster of 1.34 takes the same name.
  */
 import { CcOpiClient, reportedInstances } from '../support/cc-opi-client.js';
-import { type Service, call, desireBody, eventually, startService, uuid } from './harness.js';
+import { type Service, call, desireBody, eventually, lrpWorkloads, startService, uuid } from './harness.js';
 
 interface Instance {
   index: number;
@@ -97,8 +97,8 @@ describe('on a cluster that takes "MY VAR" (1.34)', () => {
       return l?.[0]?.state === 'RUNNING' ? l : undefined;
     }, 'the app running');
     expect(list[0]?.placement_error).toBeUndefined();
-    const d = await s.apps.listNamespacedDeployment({ namespace: 'cf-workloads' });
-    const env = d.items[0]?.spec?.template.spec?.containers[0]?.env ?? [];
+    const [workload] = await lrpWorkloads(s, { guid, version });
+    const env = workload?.spec?.template.spec?.containers[0]?.env ?? [];
     expect(env).toContainEqual({ name: 'MY VAR', value: 'x' });
   });
 });

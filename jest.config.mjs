@@ -31,7 +31,7 @@ export default {
       ...common,
       displayName: 'integration-statefulset',
       setupFiles: ['<rootDir>/test/support/statefulset-mode.ts'],
-      testMatch: ['convergence', 'cc-replay', 'scaling', 'cluster-cache/*'].map(
+      testMatch: ['convergence', 'cc-replay', 'scaling', 'desire-refused', 'cluster-cache/*'].map(
         (f) => `<rootDir>/test/integration/${f}.test.ts`,
       ),
     },

@@ -415,6 +415,29 @@ describe('validation', () => {
   });
 });
 
+describe("env var names, as the cluster's version allows them", () => {
+  // RelaxedEnvironmentVariableValidation is on by default from 1.32 (beta) and locked on from 1.34 (GA).
+  it('refuses "MY VAR" with the API server\'s 422 before 1.32, and takes it from 1.32', async () => {
+    const { VersionApi } = await import('@kubernetes/client-node');
+    const minor = Number.parseInt((await c.kc.makeApiClient(VersionApi).getCode()).minor, 10);
+    const body = deploymentBody('envname', 1, 'registry.example/app:1', [{ name: 'MY VAR', value: 'x' }]);
+    const create = c.apps.createNamespacedDeployment({ namespace: c.namespace, body });
+    if (minor >= 32) {
+      expect((await create).spec?.template.spec?.containers[0]?.env?.[0]?.name).toBe('MY VAR');
+      return;
+    }
+    const s = await expectStatus(create, 422, 'Invalid');
+    const detail =
+      "Invalid value: \"MY VAR\": a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')";
+    expect(s.message).toBe(
+      `Deployment.apps "envname" is invalid: spec.template.spec.containers[0].env[0].name: ${detail}`,
+    );
+    expect(s.details?.['causes']).toEqual([
+      { reason: 'FieldValueInvalid', field: 'spec.template.spec.containers[0].env[0].name', message: detail },
+    ]);
+  });
+});
+
 describe('authentication', () => {
   it('answers an unknown bearer token with 401', async () => {
     const kc = new KubeConfig();

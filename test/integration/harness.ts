@@ -57,12 +57,15 @@ export async function startService(
     workerMetrics?: boolean;
     /** The simulated cluster's behaviour over FAST_BEHAVIOUR (e.g. a feature gate). */
     simBehaviour?: Partial<BehaviourConfig>;
+    /** The Kubernetes version the simulated cluster plays (`1.<minor>`); default: the simulator's. */
+    simVersion?: string;
   } = {},
 ): Promise<Service> {
   const sim = await startSimulator({
     behaviour: { ...FAST_BEHAVIOUR, ...options.simBehaviour },
     namespaces: [NAMESPACE],
     seed: 7,
+    ...(options.simVersion !== undefined ? { kubernetesVersion: options.simVersion } : {}),
   });
   const prefix = `it-${randomBytes(4).toString('hex')}`;
   const redisUrl = `redis://127.0.0.1:6379/${options.redisDb ?? 0}`;

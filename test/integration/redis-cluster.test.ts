@@ -186,8 +186,18 @@ describeWithRedis('on a Redis Cluster with the prefix {opi}', () => {
       const snapshot = writer.snapshot(1);
       await snapshot.add('pg-a', JSON.stringify(cached));
       await snapshot.commit({ syncedAt: '1' });
-      // Pipeline of a GET and an HGET.
-      expect(await store.lrpWithInstances('pg-a')).toMatchObject({ record: { state: 'desired' }, cached });
+      // Pipeline of GETs and HGETs; the refusal scripts.
+      const gen = (await store.get('pg-a'))?.generation ?? 0;
+      expect(await store.recordRefusal('pg-a', { generation: gen, reason: 'invalid', message: 'no' })).toBe(
+        true,
+      );
+      expect(await store.lrpWithInstances('pg-a')).toMatchObject({
+        record: { state: 'desired' },
+        cached,
+        refusal: { generation: gen, message: 'no' },
+      });
+      await store.clearRefusal('pg-a', gen);
+      expect(await redis.exists(store.keys.refusal('pg-a'))).toBe(0);
       // SET NX, the compare-and-extend script (a third of the lifetime in), then the compare-and-delete.
       const release = await store.tryLockSync('me', 300);
       expect(release).toBeDefined();

@@ -127,6 +127,45 @@ function blank(v: unknown): boolean {
   return false;
 }
 
+/** What CC's instances reporter gives `cf app` for one index (uptime and since left out). */
+export interface ReportedInstance {
+  state: string;
+  details?: unknown;
+}
+
+/**
+ * InstancesReporter#all_instances_for_app (lib/cloud_controller/diego/reporters/instances_reporter.rb:20-44)
+ * on what lrp_instances returned: indexes at or above the process's instances skipped, each state
+ * translated by LrpStateTranslator (123-137: UNCLAIMED with a present placement_error is DOWN), the
+ * placement_error as `details` when present, and every index not reported DOWN
+ * (reporter_mixins.rb:10-21, fill_unreported_instances_with_down_instances).
+ */
+export function reportedInstances(
+  lrps: readonly ActualLrp[],
+  process: CcProcess,
+): Map<number, ReportedInstance> {
+  const out = new Map<number, ReportedInstance>();
+  for (const lrp of lrps) {
+    if (typeof lrp.index !== 'number' || lrp.index >= process.instances) continue;
+    const placed = !blank(lrp.placement_error);
+    const state =
+      lrp.state === 'RUNNING'
+        ? 'RUNNING'
+        : lrp.state === 'CLAIMED'
+          ? 'STARTING'
+          : lrp.state === 'UNCLAIMED'
+            ? placed
+              ? 'DOWN'
+              : 'STARTING'
+            : lrp.state === 'CRASHED'
+              ? 'CRASHED'
+              : 'UNKNOWN';
+    out.set(lrp.index, { state, ...(placed ? { details: lrp.placement_error } : {}) });
+  }
+  for (let i = 0; i < process.instances; i++) if (!out.has(i)) out.set(i, { state: 'DOWN' });
+  return out;
+}
+
 /** JSON.parse(resp.body): json 2.x takes any JSON value and raises JSON::ParserError on anything else. */
 function parseJson(answer: Answer): unknown {
   try {

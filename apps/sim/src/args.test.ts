@@ -9,6 +9,11 @@ function serverOf(kubeconfig: string): string {
 }
 
 describe('parseSimArgs', () => {
+  it('reads --kubernetes-version', () => {
+    expect(parseSimArgs([]).kubernetesVersion).toBeUndefined();
+    expect(parseSimArgs(['--kubernetes-version', '1.34']).kubernetesVersion).toBe('1.34');
+  });
+
   it('reads --feature-gates, and refuses a gate it does not model', () => {
     expect(parseSimArgs([]).featureGates).toEqual({});
     expect(parseSimArgs(['--feature-gates', 'MaxUnavailableStatefulSet=true']).featureGates).toEqual({

@@ -12,6 +12,8 @@ export interface SimArgs {
   /** kube-controller-manager feature gates the simulated controllers follow. */
   featureGates: { MaxUnavailableStatefulSet?: boolean };
   namespaces: string[];
+  /** The Kubernetes version played (`1.<minor>`); undefined: the simulator's default. */
+  kubernetesVersion: string | undefined;
   help: boolean;
 }
 
@@ -30,6 +32,9 @@ Starts a simulated Kubernetes cluster (API server, scheduler, kubelet, controlle
   --fast              pods start in milliseconds instead of about a second
   --feature-gates <g> e.g. MaxUnavailableStatefulSet=true: StatefulSet rollouts as from Kubernetes 1.35,
                       where crash-looping old pods are never replaced (kubernetes#137409)
+  --kubernetes-version <v> the version to play, e.g. 1.34 (default 1.30): /version, and validation
+                      that changed between versions (env var names: any printable ASCII but '='
+                      from 1.32)
   --help              this text
 `;
 
@@ -46,6 +51,7 @@ export function parseSimArgs(argv: string[]): SimArgs {
       namespace: { type: 'string', multiple: true },
       fast: { type: 'boolean', default: false },
       'feature-gates': { type: 'string', default: '' },
+      'kubernetes-version': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -74,6 +80,7 @@ export function parseSimArgs(argv: string[]): SimArgs {
     seed,
     fast: values.fast,
     namespaces: values.namespace ?? [],
+    kubernetesVersion: values['kubernetes-version'],
     help: values.help,
   };
 }

@@ -23,6 +23,7 @@ async function main(): Promise<void> {
     namespaces: args.namespaces,
     ...(args.token ? { token: args.token } : {}),
     ...(args.seed !== undefined ? { seed: args.seed } : {}),
+    ...(args.kubernetesVersion !== undefined ? { kubernetesVersion: args.kubernetesVersion } : {}),
     behaviour: {
       ...(args.fast ? FAST_BEHAVIOUR : {}),
       ...(args.featureGates.MaxUnavailableStatefulSet !== undefined

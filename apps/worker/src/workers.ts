@@ -18,6 +18,8 @@ import { reportCrash } from './handlers/crash.js';
 import { reportStaging, stage } from './handlers/staging.js';
 import { cancelTask, reportTask, runTask } from './handlers/tasks.js';
 import { type JobResult, type Outcome, resultOf } from './handlers/outcome.js';
+import { DesireRefused } from './handlers/refusal.js';
+import { REFUSAL_KINDS, type RefusalKind, refusalKind, refusalMessage } from '@opi/translation';
 
 export interface WorkerOptions {
   connection: RedisClient;
@@ -46,7 +48,12 @@ type Handlers = {
 
 /** Every registered job has its handler here; the compiler refuses a job without one. */
 const HANDLERS: Handlers = {
-  convergeLrp: (deps, _o, p) => convergeLrp(deps, p.processGuid, { fresh: p.fresh === true }),
+  convergeLrp: async (deps, _o, p) => {
+    const outcome = await convergeLrp(deps, p.processGuid, { fresh: p.fresh === true });
+    // The cluster took this generation: a refusal of it or an older one no longer stands.
+    if (outcome.kind === 'converged') await deps.store.clearRefusal(p.processGuid, outcome.generation);
+    return outcome;
+  },
   stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName),
   settleRollout: (deps, _o, p) => settleRollout(deps, p),
   syncCluster: async (deps, opts) => {
@@ -122,8 +129,37 @@ async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, data: un
   return handler(deps, opts, parsed.data);
 }
 
-/** A permanent failure whose cause was already logged once (a missing namespace): its job's line is debug. */
-class AlreadySaid extends UnrecoverableError {}
+/**
+ * A permanent failure from Kubernetes. Its job's line is debug when the cause was already logged once (a
+ * missing namespace), and names the refusal's kind when a desire was refused.
+ */
+class KubeRefused extends UnrecoverableError {
+  constructor(
+    err: KubeApiError,
+    readonly alreadySaid: boolean,
+    readonly refusal?: RefusalKind,
+  ) {
+    super(`kubernetes refused: ${err.status} ${err.reason}: ${err.message}`);
+  }
+}
+
+/**
+ * Stores the refusal where /instances shows it (stamped with the generation refused) and counts it; the
+ * job then fails for good. The sync converges the LRP again every OPI_RESYNC_INTERVAL_MS, so a refusal that
+ * clears by itself (quota freed, the namespace made) clears there. A Redis failure here is thrown as it
+ * is: the job is retried and the converge refused again.
+ */
+async function refused(deps: HandlerDeps, opts: WorkerOptions, e: DesireRefused): Promise<KubeRefused> {
+  const cause = e.refusal;
+  const reason = refusalKind(cause);
+  await deps.store.recordRefusal(e.processGuid, {
+    generation: e.generation,
+    reason,
+    message: refusalMessage(cause),
+  });
+  opts.metrics?.observeDesireRefused(reason);
+  return new KubeRefused(cause, opts.namespaceAlarm?.noticed(cause) === true, reason);
+}
 
 /** Runs the job's handler; its outcome is counted here and returned as the job's result (resultOf). */
 async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promise<JobResult> {
@@ -134,9 +170,9 @@ async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promi
     if (opts.metrics) observeOutcome(opts.metrics, job, outcome);
     return resultOf(outcome);
   } catch (err) {
+    if (err instanceof DesireRefused) throw await refused(deps, opts, err);
     if (err instanceof KubeApiError && !err.transient) {
-      const message = `kubernetes refused: ${err.status} ${err.reason}: ${err.message}`;
-      throw opts.namespaceAlarm?.noticed(err) ? new AlreadySaid(message) : new UnrecoverableError(message);
+      throw new KubeRefused(err, opts.namespaceAlarm?.noticed(err) === true);
     }
     throw err;
   }
@@ -172,8 +208,13 @@ const COMMON = (opts: WorkerOptions) => ({
 function queueWorker(queue: string, deps: HandlerDeps, opts: WorkerOptions, concurrency: number): Worker {
   const w = new Worker(queue, (job) => dispatch(deps, opts, job), { ...COMMON(opts), concurrency });
   w.on('failed', (job, err) => {
-    const line = { ...identity(job), attemptsMade: job?.attemptsMade, err: err.message };
-    if (err instanceof AlreadySaid) deps.logger.debug(line, 'job failed');
+    const line = {
+      ...identity(job),
+      attemptsMade: job?.attemptsMade,
+      err: err.message,
+      ...(err instanceof KubeRefused && err.refusal ? { refused: err.refusal } : {}),
+    };
+    if (err instanceof KubeRefused && err.alreadySaid) deps.logger.debug(line, 'job failed');
     else deps.logger.warn(line, 'job failed');
     if (job && opts.metrics) observeFailed(opts.metrics, w.name, job, err);
   });
@@ -209,6 +250,8 @@ export async function closeWorkers(workers: readonly Worker[], timeoutMs: number
 
 /** The lrp, task and callback queues' workers; the sync's runs only in the cache writer (startSyncWorker). */
 export function startWorkers(deps: HandlerDeps, opts: WorkerOptions): RunningWorkers {
+  // Every reason's series exists from the start, so rate() and alerts see a 0 before the first refusal.
+  for (const reason of REFUSAL_KINDS) opts.metrics?.observeDesireRefused(reason, 0);
   const workers = [
     queueWorker(QUEUE_NAMES.lrp, deps, opts, opts.concurrency),
     queueWorker(QUEUE_NAMES.task, deps, opts, opts.concurrency),

@@ -6,7 +6,7 @@
  * desire, and the GC that cost was a third of the API's CPU at ingest (decision 0002).
  */
 import { DESIRE_LIMITS as L, type DesireLrpRequest, USER_ANNOTATIONS_MAX_BYTES } from './schemas.js';
-import { DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, LABEL_VALUE, QUALIFIED_NAME } from '@opi/domain';
+import { APP_ENV_NAME, DNS_LABEL, DNS_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME } from '@opi/domain';
 
 /** Thrown inside this module only: the body is not one the fast path takes. */
 class NotFast extends Error {}
@@ -192,7 +192,7 @@ function desire(v: Json): DesireLrpRequest {
     organization_name: text(b['organization_name'], L.nameText),
     namespace: or(b['namespace'], '', (n) => (n === '' ? '' : matching(n, DNS_LABEL))),
     ports,
-    environment: or(b['environment'], {}, (e) => stringMap(e, ENV_NAME, L.environment, L.mapValue)),
+    environment: or(b['environment'], {}, (e) => stringMap(e, APP_ENV_NAME, L.environment, L.mapValue)),
     instances: int(b['instances'], 0, L.instances),
     last_updated: text(b['last_updated'], L.lastUpdated),
     health_check_type: healthCheckType,

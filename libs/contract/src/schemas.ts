@@ -5,7 +5,7 @@
  * Every optional field also takes `null` (optional.ts): CC sends nil as null.
  */
 import { z } from 'zod';
-import { DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, LABEL_VALUE, QUALIFIED_NAME } from '@opi/domain';
+import { APP_ENV_NAME, DNS_LABEL, DNS_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME } from '@opi/domain';
 import { optional, text, withDefault } from './optional.js';
 
 const labelValue = (what: string) =>
@@ -142,7 +142,7 @@ export const desireLrpSchema = z
     organization_name: text(L.nameText),
     namespace: namespaceField,
     ports: withDefault(z.array(z.int().min(1).max(65535)).max(L.ports), () => []),
-    environment: withDefault(stringMap(ENV_NAME, 'environment variable name', L.environment), () => ({})),
+    environment: withDefault(stringMap(APP_ENV_NAME, 'environment variable name', L.environment), () => ({})),
     instances: nonNegativeInt.max(L.instances),
     last_updated: text(L.lastUpdated),
     health_check_type: withDefault(z.enum(['port', 'http', 'process', 'none']), () => 'port' as const),

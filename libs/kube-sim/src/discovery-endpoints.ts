@@ -4,7 +4,7 @@
  * discovery.ts and openapi.ts.
  */
 import type http from 'node:http';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.js';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, serverVersion } from './discovery.js';
 import { type Res, send } from './http-io.js';
 import { encodeOpenApiProtobuf, openApiDocument } from './openapi.js';
 import type { Store } from './store.js';
@@ -30,7 +30,7 @@ export class DiscoveryEndpoints {
         return true;
       }
       body = this.openApi();
-    } else if (path === '/version') body = SERVER_VERSION;
+    } else if (path === '/version') body = serverVersion(this.store.minorVersion);
     else if (path === '/api') body = apiVersions(req.headers.host ?? '127.0.0.1');
     else if (path === '/apis') body = apiGroupList(reg);
     else if (path === '/api/v1') body = apiResourceList(reg, '', 'v1');
@@ -46,6 +46,6 @@ export class DiscoveryEndpoints {
   }
 
   private openApi(): Record<string, unknown> {
-    return openApiDocument(SERVER_VERSION.gitVersion, this.store.registry);
+    return openApiDocument(serverVersion(this.store.minorVersion).gitVersion, this.store.registry);
   }
 }

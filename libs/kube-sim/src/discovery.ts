@@ -3,17 +3,23 @@ import type { ResourceRegistry, ResourceType } from './resources.js';
 
 const VERBS_COLLECTION = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
-export const SERVER_VERSION = {
-  major: '1',
-  minor: '30',
-  gitVersion: 'v1.30.0-kubesim',
-  gitCommit: '0000000000000000000000000000000000000000',
-  gitTreeState: 'clean',
-  buildDate: '2026-01-01T00:00:00Z',
-  goVersion: 'go1.22.0',
-  compiler: 'gc',
-  platform: 'linux/amd64',
-};
+/** The Kubernetes minor version (1.x) the simulator plays unless told another: what /version says. */
+export const DEFAULT_MINOR_VERSION = 30;
+
+/** `/version` of a 1.`minor` server. */
+export function serverVersion(minor: number) {
+  return {
+    major: '1',
+    minor: String(minor),
+    gitVersion: `v1.${minor}.0-kubesim`,
+    gitCommit: '0000000000000000000000000000000000000000',
+    gitTreeState: 'clean',
+    buildDate: '2026-01-01T00:00:00Z',
+    goVersion: 'go1.22.0',
+    compiler: 'gc',
+    platform: 'linux/amd64',
+  };
+}
 
 export function apiVersions(address: string): object {
   return {

@@ -38,6 +38,19 @@ export interface SimulatorOptions {
   bookmarkIntervalMs?: number;
   /** Namespaces created at start besides default, kube-system, kube-public and kube-node-lease. */
   namespaces?: string[];
+  /**
+   * The Kubernetes version played, `1.<minor>` (default 1.30): what /version and the nodes say, and the
+   * validation that changed between versions (env var names, docs/simulator.md).
+   */
+  kubernetesVersion?: string;
+}
+
+/** `1.30` (or `v1.30`, `1.30.2`) → 30; anything else is refused, naming it. */
+export function minorOf(version: string): number {
+  const m = /^v?1\.(\d{1,3})(\.\d+)?$/.exec(version);
+  if (!m?.[1])
+    throw new Error(`a Kubernetes version is 1.<minor> (e.g. 1.30), got ${JSON.stringify(version)}`);
+  return Number(m[1]);
 }
 
 export interface Simulator {
@@ -69,6 +82,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const registry = new ResourceRegistry();
   const store = new Store(registry, {
     random,
+    ...(options.kubernetesVersion !== undefined ? { minorVersion: minorOf(options.kubernetesVersion) } : {}),
     ...(options.historySize ? { historySize: options.historySize } : {}),
   });
   const nsType = registry.get('', 'namespaces');

@@ -7,7 +7,8 @@ import { fieldCause, type StatusCause } from './errors.js';
 import type { ResourceType } from './resources.js';
 import { matchesLabelSelector } from './selectors.js';
 import { type KubeObject, isRecord } from './types.js';
-import { isDns1123Label, validateObjectMeta } from './validation.js';
+import { DEFAULT_MINOR_VERSION } from './discovery.js';
+import { invalidCause, isDns1123Label, isEnvVarName, validateObjectMeta } from './validation.js';
 
 type Obj = Record<string, unknown>;
 
@@ -201,7 +202,21 @@ function qosClass(spec: Obj): string {
   return any ? 'Burstable' : 'BestEffort';
 }
 
-function validateContainers(list: unknown, field: string, causes: StatusCause[]): void {
+/** A container's `env`: every entry named, as 1.`minor` allows names (isEnvVarName). */
+function validateEnv(env: unknown, field: string, causes: StatusCause[], minor: number): void {
+  if (!Array.isArray(env)) return;
+  env.forEach((e, i) => {
+    const name = isRecord(e) ? e['name'] : undefined;
+    const f = `${field}[${i}].name`;
+    if (typeof name !== 'string' || name === '') {
+      causes.push(fieldCause('FieldValueRequired', f, 'Required value'));
+      return;
+    }
+    for (const m of isEnvVarName(name, minor)) causes.push(invalidCause(f, name, m));
+  });
+}
+
+function validateContainers(list: unknown, field: string, causes: StatusCause[], minor: number): void {
   if (!Array.isArray(list) || list.length === 0) {
     causes.push(fieldCause('FieldValueRequired', field, 'Required value'));
     return;
@@ -226,6 +241,7 @@ function validateContainers(list: unknown, field: string, causes: StatusCause[])
     if (typeof c['image'] !== 'string' || c['image'].trim() === '') {
       causes.push(fieldCause('FieldValueRequired', `${f}.image`, 'Required value'));
     }
+    validateEnv(c['env'], `${f}.env`, causes, minor);
   });
 }
 
@@ -234,12 +250,13 @@ function validatePodSpec(
   field: string,
   causes: StatusCause[],
   allowedRestart: string[],
+  minor: number,
 ): void {
   if (!isRecord(spec)) {
     causes.push(fieldCause('FieldValueRequired', field, 'Required value'));
     return;
   }
-  validateContainers(spec['containers'], `${field}.containers`, causes);
+  validateContainers(spec['containers'], `${field}.containers`, causes, minor);
   const rp = spec['restartPolicy'];
   if (typeof rp === 'string' && !allowedRestart.includes(rp)) {
     causes.push(
@@ -252,7 +269,12 @@ function validatePodSpec(
   }
 }
 
-function validateSelectorAndTemplate(spec: Obj, causes: StatusCause[], restart: string[]): void {
+function validateSelectorAndTemplate(
+  spec: Obj,
+  causes: StatusCause[],
+  restart: string[],
+  minor: number,
+): void {
   const selector = obj(spec['selector']);
   if (
     !selector ||
@@ -272,7 +294,7 @@ function validateSelectorAndTemplate(spec: Obj, causes: StatusCause[], restart: 
       ),
     );
   }
-  validatePodSpec(template?.['spec'], 'spec.template.spec', causes, restart);
+  validatePodSpec(template?.['spec'], 'spec.template.spec', causes, restart, minor);
   const replicas = spec['replicas'];
   if (
     replicas !== undefined &&
@@ -284,19 +306,27 @@ function validateSelectorAndTemplate(spec: Obj, causes: StatusCause[], restart: 
   }
 }
 
-/** Returns the 422 causes for an object about to be stored (old is set on update). */
-export function validateObject(type: ResourceType, o: KubeObject, old?: KubeObject): StatusCause[] {
+/**
+ * Returns the 422 causes for an object about to be stored (old is set on update), as the API server of
+ * Kubernetes 1.`minor` finds them.
+ */
+export function validateObject(
+  type: ResourceType,
+  o: KubeObject,
+  old?: KubeObject,
+  minor = DEFAULT_MINOR_VERSION,
+): StatusCause[] {
   const causes = validateObjectMeta(o.metadata, type.nameRule);
   const spec = obj(o['spec']);
   switch (type.kind) {
     case 'Pod':
-      validatePodSpec(spec, 'spec', causes, ['Always', 'OnFailure', 'Never']);
+      validatePodSpec(spec, 'spec', causes, ['Always', 'OnFailure', 'Never'], minor);
       break;
     case 'Deployment':
     case 'ReplicaSet':
     case 'StatefulSet':
       if (!spec) causes.push(fieldCause('FieldValueRequired', 'spec', 'Required value'));
-      else validateSelectorAndTemplate(spec, causes, ['Always']);
+      else validateSelectorAndTemplate(spec, causes, ['Always'], minor);
       if (
         old &&
         spec &&
@@ -308,7 +338,7 @@ export function validateObject(type: ResourceType, o: KubeObject, old?: KubeObje
     case 'Job':
       if (!spec) causes.push(fieldCause('FieldValueRequired', 'spec', 'Required value'));
       else {
-        validateSelectorAndTemplate(spec, causes, ['OnFailure', 'Never']);
+        validateSelectorAndTemplate(spec, causes, ['OnFailure', 'Never'], minor);
         if (old && JSON.stringify(obj(old['spec'])?.['template']) !== JSON.stringify(spec['template'])) {
           causes.push(fieldCause('FieldValueInvalid', 'spec.template', 'Invalid value: field is immutable'));
         }

@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { StatusError, errors } from './errors.js';
+import { DEFAULT_MINOR_VERSION } from './discovery.js';
 import { applyDefaults, validateObject } from './kinds.js';
 import { OwnerIndex } from './owner-index.js';
 import { type ResourceRegistry, type ResourceType, typeKey } from './resources.js';
@@ -44,6 +45,8 @@ export interface StoreOptions {
   historySize?: number;
   now?: () => number;
   random?: () => number;
+  /** The Kubernetes minor version (1.x) played: /version, and validation that changed between versions. */
+  minorVersion?: number;
 }
 
 /** How the owner index names a dependent: `${typeKey}|${objectKey}`. */
@@ -61,6 +64,7 @@ export class Store {
   private readonly listeners = new Set<(e: StoreEvent) => void>();
   readonly now: () => number;
   readonly random: () => number;
+  readonly minorVersion: number;
 
   constructor(
     readonly registry: ResourceRegistry,
@@ -69,6 +73,7 @@ export class Store {
     this.history = new EventHistory(options.historySize ?? 50_000);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.minorVersion = options.minorVersion ?? DEFAULT_MINOR_VERSION;
   }
 
   get resourceVersion(): string {
@@ -237,7 +242,7 @@ export class Store {
     const counted = resource.hasStatus && resource.kind !== 'Pod';
     if (counted) o.metadata.generation = 1;
     applyDefaults(resource, o, true);
-    const causes = validateObject(resource, o);
+    const causes = validateObject(resource, o, undefined, this.minorVersion);
     if (causes.length) throw errors.invalid(resource.kind, resource.group, o.metadata.name, causes);
     if (this.get(resource, namespace, o.metadata.name)) {
       throw errors.alreadyExists(resource.plural, resource.group, o.metadata.name);
@@ -299,7 +304,7 @@ export class Store {
       if (old.metadata.generation !== undefined && !sameJson(old['spec'], next['spec'])) {
         m.generation = (old.metadata.generation ?? 0) + 1;
       }
-      const causes = validateObject(resource, next, old);
+      const causes = validateObject(resource, next, old, this.minorVersion);
       if (causes.length) throw errors.invalid(resource.kind, resource.group, old.metadata.name, causes);
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion;

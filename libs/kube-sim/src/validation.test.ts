@@ -5,6 +5,7 @@ import {
   generateNameSuffix,
   isDns1123Label,
   isDns1123Subdomain,
+  isEnvVarName,
   isQualifiedName,
   isValidLabelValue,
   validateObjectMeta,
@@ -285,5 +286,28 @@ describe('generated names', () => {
     const name = generatedName(prefix, () => 0);
     expect(name).toBe(expected);
     expect(name.length).toBeLessThanOrEqual(63);
+  });
+});
+
+describe('isEnvVarName', () => {
+  const strict =
+    "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')";
+  const relaxed =
+    "a valid environment variable name must consist only of printable ASCII characters other than '='";
+  it.each<[string, number, string[]]>([
+    ['MY_VAR', 30, []],
+    ['my.env-name', 30, []],
+    ['MY VAR', 30, [strict]],
+    ['1ABC', 31, [strict]],
+    ['..x', 30, ["must not start with '..'"]],
+    ['.', 30, ["must not be '.'"]],
+    ['MY VAR', 32, []],
+    ['Logging:Level', 34, []],
+    ['1ABC', 34, []],
+    ['A=B', 34, [relaxed]],
+    ['ünï', 34, [relaxed]],
+    ['TAB\there', 35, [relaxed]],
+  ])('%p on 1.%d', (name, minor, errs) => {
+    expect(isEnvVarName(name, minor)).toEqual(errs);
   });
 });

@@ -30,6 +30,22 @@ const labelValueErrMsg =
 const labelValueMaxLength = 63;
 const labelValueRegexp = new RegExp(`^${labelValueFmt}$`);
 
+const envVarNameFmt = '[-._a-zA-Z][-._a-zA-Z0-9]*';
+const envVarNameFmtErrMsg =
+  "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit";
+const envVarNameRegexp = new RegExp(`^${envVarNameFmt}$`);
+const relaxedEnvVarNameFmtErrMsg =
+  "a valid environment variable name must consist only of printable ASCII characters other than '='";
+/** Printable ASCII (space to '~') but '='. */
+const relaxedEnvVarNameRegexp = /^[\x20-\x3c\x3e-\x7e]+$/;
+
+/**
+ * The first minor version whose API server takes any printable ASCII env var name but '=': the
+ * RelaxedEnvironmentVariableValidation gate, alpha (off) in 1.30, beta and on by default from 1.32, GA
+ * and locked on from 1.34 (KEP-4369).
+ */
+export const RELAXED_ENV_VAR_NAMES_SINCE = 32;
+
 /** apimachinery `TotalAnnotationSizeLimitB`. */
 export const totalAnnotationSizeLimitBytes = 256 * 1024;
 
@@ -67,6 +83,25 @@ export function isDns1123Subdomain(value: string): string[] {
   if (!dns1123SubdomainRegexp.test(value)) {
     errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, 'example.com'));
   }
+  return errs;
+}
+
+/**
+ * An env var name as the API server of 1.`minor` checks it: apimachinery `IsEnvVarName` (with its
+ * `hasChDirPrefix`) before the relaxed rule, `IsRelaxedEnvVarName` from it. An empty name is the
+ * caller's Required.
+ */
+export function isEnvVarName(value: string, minor: number): string[] {
+  if (minor >= RELAXED_ENV_VAR_NAMES_SINCE) {
+    return relaxedEnvVarNameRegexp.test(value) ? [] : [relaxedEnvVarNameFmtErrMsg];
+  }
+  const errs: string[] = [];
+  if (!envVarNameRegexp.test(value)) {
+    errs.push(regexError(envVarNameFmtErrMsg, envVarNameFmt, 'my.env-name', 'MY_ENV.NAME', 'MyEnvName1'));
+  }
+  if (value === '.') errs.push("must not be '.'");
+  else if (value === '..') errs.push("must not be '..'");
+  else if (value.startsWith('..')) errs.push("must not start with '..'");
   return errs;
 }
 

@@ -67,6 +67,13 @@ describe('classify: HTTP answers', () => {
     expect(e.operation).toBe('create deployments cf/Bad_Name');
   });
 
+  it("keeps a 422's field causes, and none when the Status lists none", () => {
+    const cause = { reason: 'FieldValueInvalid', field: 'spec.x', message: 'Invalid value: "a": no' };
+    const e = classify(apiException(422, status(422, 'Invalid', 'bad', { causes: [cause, { field: 'y' }] })));
+    expect(e.causes).toEqual([{ field: 'spec.x', message: 'Invalid value: "a": no' }]);
+    expect(classify(apiException(422, status(422, 'Invalid', 'bad'))).causes).toBeUndefined();
+  });
+
   it('gives 401 (thrown by client-node without a body) its reason', () => {
     expect(classify(apiException(401, undefined))).toMatchObject({
       status: 401,

@@ -24,6 +24,14 @@ export interface KubeApiErrorInit {
   transient: boolean;
   retryAfterSeconds?: number | undefined;
   operation?: string | undefined;
+  /** The Status's field causes (a 422's), when it gave any. */
+  causes?: readonly StatusCause[] | undefined;
+}
+
+/** One field a Status names as wrong: `spec.template.spec.containers[0].env[0].name` and what is wrong. */
+export interface StatusCause {
+  field?: string | undefined;
+  message: string;
 }
 
 export class KubeApiError extends Error {
@@ -34,6 +42,7 @@ export class KubeApiError extends Error {
   readonly retryAfterSeconds: number | undefined;
   /** e.g. `update deployments cf-apps/web`. */
   readonly operation: string | undefined;
+  readonly causes: readonly StatusCause[] | undefined;
 
   constructor(init: KubeApiErrorInit) {
     super(init.message);
@@ -43,6 +52,7 @@ export class KubeApiError extends Error {
     this.transient = init.transient;
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.operation = init.operation;
+    this.causes = init.causes;
   }
 }
 
@@ -127,7 +137,21 @@ const MAX_RAW_MESSAGE = 300;
 interface StatusBody {
   reason?: unknown;
   message?: unknown;
-  details?: { retryAfterSeconds?: unknown };
+  details?: { retryAfterSeconds?: unknown; causes?: unknown };
+}
+
+/** The causes a Status lists, those with a message; undefined when none. */
+function causesOf(status: StatusBody | undefined): StatusCause[] | undefined {
+  const list = status?.details?.causes;
+  if (!Array.isArray(list)) return undefined;
+  const out: StatusCause[] = [];
+  for (const c of list as unknown[]) {
+    if (typeof c !== 'object' || c === null) continue;
+    const { field, message } = c as { field?: unknown; message?: unknown };
+    if (typeof message !== 'string') continue;
+    out.push(typeof field === 'string' && field !== '' ? { field, message } : { message });
+  }
+  return out.length > 0 ? out : undefined;
 }
 
 function operationOf(ctx: CallContext | undefined): string | undefined {
@@ -178,6 +202,7 @@ function fromHttp(err: object, status: number, ctx: CallContext | undefined): Ku
     message,
     operation: operationOf(ctx),
     retryAfterSeconds: retryAfterOf((err as { headers?: unknown }).headers, body),
+    causes: causesOf(body),
   };
   if (status === 409 && reason === 'AlreadyExists') return new AlreadyExistsError(init);
   if (status === 409 && reason === 'Conflict') return new ConflictError(init);

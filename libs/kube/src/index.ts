@@ -28,6 +28,7 @@ export {
   missingNamespace,
   type CallContext,
   type KubeApiErrorInit,
+  type StatusCause,
 } from './errors.js';
 export { createOrGet, type CreateOrGetResult } from './create-or-get.js';
 export {

@@ -127,7 +127,11 @@ describe('createMetrics', () => {
     m.observeKubeCall({ verb: 'list', resource: 'pods', status: 200, durationMs: 12 });
     m.observeKubeCall({ verb: 'get', resource: 'namespaces', status: 'error', durationMs: 30_000 });
     m.observeCallbackFailure('crash', 'refused');
+    m.observeDesireRefused('quota', 0);
+    m.observeDesireRefused('invalid');
     const text = await m.registry.metrics();
+    expect(text).toContain('opi_desire_refused_total{reason="invalid"} 1');
+    expect(text).toContain('opi_desire_refused_total{reason="quota"} 0');
     expect(text).toContain('opi_jobs_total{queue="lrp",name="converge-lrp",outcome="retried"} 1');
     expect(text).toContain('opi_job_attempts_sum{queue="lrp",name="converge-lrp",outcome="completed"} 2');
     expect(text).not.toContain('opi_job_attempts_count{queue="lrp",name="converge-lrp",outcome="retried"}');

@@ -146,6 +146,9 @@ export class OpiMetrics {
   /** Scrapes that could not read Redis in time: their Redis-backed series are missing. */
   readonly collectErrors: Counter<'source'>;
 
+  /** Converges the cluster refused for good, by what the refusal was (the worker's RefusalKind). */
+  readonly desireRefused: Counter<'reason'>;
+
   /** Writes the API refused with 503 because the queue they would add to was full (back-pressure). */
   readonly backpressureRejections: Counter<'queue'>;
   /** Requests the API refused with 429: a client over OPI_RATE_LIMIT_PER_MINUTE. */
@@ -262,6 +265,13 @@ export class OpiMetrics {
     // Known from the start, so rate() and alerts see a 0 rather than no series before the first failure.
     for (const kind of CALLBACK_KINDS)
       for (const reason of CALLBACK_FAILURES) this.callbacksFailed.inc({ kind, reason }, 0);
+
+    this.desireRefused = new Counter({
+      name: name('desire_refused_total'),
+      help: 'Converges of a desired LRP the cluster refused for good (422 invalid, 403 quota or forbidden, ...), by reason',
+      labelNames: ['reason'],
+      registers,
+    });
 
     this.backpressureRejections = new Counter({
       name: name('backpressure_rejections_total'),
@@ -426,6 +436,11 @@ export class OpiMetrics {
 
   observeCallbackFailure(kind: CallbackKind, reason: CallbackFailure): void {
     this.callbacksFailed.inc({ kind, reason });
+  }
+
+  /** `by` 0 makes the series known before the first refusal (the worker does so for every reason). */
+  observeDesireRefused(reason: string, by = 1): void {
+    this.desireRefused.inc({ reason }, by);
   }
 
   observeSync(durationMs: number): void {

@@ -5,3 +5,4 @@ export * from './inbox.js';
 export * from './cache-writer.js';
 export type { SchedulingInfoEntries } from './scheduling-infos.js';
 export { StoreUnavailableError } from './unavailable.js';
+export { type DesireRefusal, parseRefusal, refusalValue } from './refusals.js';

@@ -23,6 +23,11 @@ export function keys(prefix: string) {
     instances: `${prefix}:state:instances`,
     /** One snapshot of `instances` while the cache writer writes it, until its commit (see FencedSnapshot). */
     instancesNext: (id: string) => `${prefix}:state:instances:next:${id}`,
+    /**
+     * The refusal of an LRP's desire by the cluster, `<generation> <JSON>` (refusals.ts); shown by
+     * /instances while the record has that generation.
+     */
+    refusal: (processGuid: string) => `${prefix}:state:refusal:${processGuid}`,
     /** Hash of facts about the last sync. */
     syncMeta: `${prefix}:state:sync`,
     syncLock: `${prefix}:state:sync:lock`,

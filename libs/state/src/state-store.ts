@@ -14,6 +14,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { DesiredLrp, LrpRecord, Route } from '@opi/domain';
 import { ConvergeInbox, inboxEntry } from './inbox.js';
 import { type Keys, keys } from './keys.js';
+import { CLEAR_REFUSAL, type DesireRefusal, RECORD_REFUSAL, parseRefusal, refusalValue } from './refusals.js';
 import { type SchedulingInfoEntries, SchedulingInfos, schedulingInfoOf } from './scheduling-infos.js';
 import { CAS_RECORD, DESIRE, EXPIRE_IF_UNCHANGED, NEXT_GENERATION, runScript } from './scripts.js';
 import { tryLock } from './sync-lock.js';
@@ -207,8 +208,9 @@ export class StateStore {
     return this.cas(lrp.processGuid, '', record, { set: schedulingInfoOf(lrp) });
   }
 
-  /** Called once a stopped LRP's workload is gone: the tombstone then expires. */
+  /** Called once a stopped LRP's workload is gone: the tombstone then expires, and a refusal goes. */
   async confirmStopped(processGuid: string, generation: number): Promise<void> {
+    await this.clearRefusal(processGuid, generation);
     const text = await this.recordText(processGuid);
     if (!text) return;
     const cur = JSON.parse(text) as LrpRecord;
@@ -298,22 +300,48 @@ export class StateStore {
     );
   }
 
-  /** The record, the cached instances and when the cache was synced (ms, if ever), in one round trip. */
-  async lrpWithInstances(
-    processGuid: string,
-  ): Promise<{ record?: LrpRecord; cached?: CachedInstances; syncedAt?: number }> {
-    const [rec, inst, synced] = await replies(
+  /**
+   * The record, the cached instances, when the cache was synced (ms, if ever) and the refusal of the
+   * record's desire if it still stands (refusals.ts), in one round trip.
+   */
+  async lrpWithInstances(processGuid: string): Promise<{
+    record?: LrpRecord;
+    cached?: CachedInstances;
+    syncedAt?: number;
+    refusal?: DesireRefusal;
+  }> {
+    const [rec, inst, synced, refused] = await replies(
       this.redis
         .pipeline()
         .get(this.keys.lrp(processGuid))
         .hget(this.keys.instances, processGuid)
-        .hget(this.keys.syncMeta, 'syncedAt'),
+        .hget(this.keys.syncMeta, 'syncedAt')
+        .get(this.keys.refusal(processGuid)),
     );
+    const record = typeof rec === 'string' ? (JSON.parse(rec) as LrpRecord) : undefined;
+    const refusal = parseRefusal(typeof refused === 'string' ? refused : undefined);
     return {
-      ...(typeof rec === 'string' ? { record: JSON.parse(rec) as LrpRecord } : {}),
+      ...(record ? { record } : {}),
       ...(typeof inst === 'string' ? { cached: JSON.parse(inst) as CachedInstances } : {}),
       ...(typeof synced === 'string' ? { syncedAt: Number(synced) } : {}),
+      // A refusal of another generation is not this spec's: an update or a new desire was recorded since.
+      ...(refusal && record?.generation === refusal.generation ? { refusal } : {}),
     };
+  }
+
+  /**
+   * Records that the cluster refused the desire of `refusal.generation` for good, unless a refusal of a
+   * newer generation is already there; false when it was.
+   */
+  async recordRefusal(processGuid: string, refusal: DesireRefusal): Promise<boolean> {
+    const key = this.keys.refusal(processGuid);
+    const r = await runScript(this.redis, RECORD_REFUSAL, [key], [refusal.generation, refusalValue(refusal)]);
+    return r === 1;
+  }
+
+  /** A converge of `generation` succeeded: a refusal of it or an older generation no longer stands. */
+  async clearRefusal(processGuid: string, generation: number): Promise<void> {
+    await runScript(this.redis, CLEAR_REFUSAL, [this.keys.refusal(processGuid)], [generation]);
   }
 
   /**

@@ -62,7 +62,7 @@ describe('bad input', () => {
     ['disk_mb 0', { disk_mb: 0 }, 'disk_mb'],
     ['cpu_weight 101', { cpu_weight: 101 }, 'cpu_weight'],
     ['port 70000', { ports: [70000] }, 'ports.0'],
-    ['a bad env var name', { environment: { 'BAD NAME': 'x' } }, 'environment.BAD NAME'],
+    ['an empty env var name', { environment: { '': 'x' } }, 'environment.'],
     ['an unknown health_check_type', { health_check_type: 'tcp' }, 'health_check_type'],
     [
       'both lifecycles',

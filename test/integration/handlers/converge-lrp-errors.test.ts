@@ -6,6 +6,7 @@
 import { KubeApiError } from '@opi/kube';
 import { ANNOTATION_GENERATION, workloadName } from '@opi/translation';
 import { convergeLrp } from '../../../apps/worker/src/index.js';
+import { DesireRefused } from '../../../apps/worker/src/handlers/refusal.js';
 import {
   deploymentOf,
   desireAndConverge,
@@ -43,15 +44,17 @@ describe('converge-lrp: Kubernetes errors', () => {
     expect(await pdbOf(e, lrp)).toBeDefined();
   });
 
-  it('throws a permanent KubeApiError when the create is invalid', async () => {
+  it("throws the refusal of an invalid create with the permanent KubeApiError and the record's generation", async () => {
     const e = await suite.newEnv();
     const lrp = newLrp();
-    await e.store.desire(lrp);
+    const { generation } = await e.store.desire(lrp);
     e.kube.faults.inject({ method: 'createDeployment', error: invalidError });
 
     const err: unknown = await convergeLrp(e.deps, lrp.processGuid).catch((x: unknown) => x);
-    expect(err).toBeInstanceOf(KubeApiError);
-    expect(err).toMatchObject({ transient: false, status: 422 });
+    expect(err).toBeInstanceOf(DesireRefused);
+    expect(err).toMatchObject({ processGuid: lrp.processGuid, generation });
+    expect((err as DesireRefused).refusal).toBeInstanceOf(KubeApiError);
+    expect((err as DesireRefused).refusal).toMatchObject({ transient: false, status: 422 });
   });
 
   it('deletes the pull Secret on stop when the Deployment was never created', async () => {

@@ -4,6 +4,7 @@
  * which queues a worker set serves.
  */
 import type { Job } from 'bullmq';
+import { pino } from 'pino';
 import type { DesiredLrp } from '@opi/domain';
 import type { FaultRule } from '@opi/kube';
 import { QUEUE_NAMES } from '@opi/queue';
@@ -80,6 +81,36 @@ describe('workers: dispatch through BullMQ', () => {
     expect(job.attemptsMade).toBe(1);
     expect(job.failedReason).toMatch(/^kubernetes refused: 422 Invalid: .*injected fault/);
     expect(await deploymentOf(e, lrp)).toBeUndefined();
+  });
+
+  it("stores a permanent refusal for /instances with the record's generation; the next success clears it", async () => {
+    const lines: Record<string, unknown>[] = [];
+    e.deps.logger = pino(
+      { level: 'info' },
+      { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) },
+    );
+    const lrp = newLrp();
+    const id = await convergeJob(lrp, { error: invalidError });
+    expect((await finished(id)).state).toBe('failed');
+    await eventually(async () => lines.some((l) => l['msg'] === 'job failed'), 'the job failed line');
+    expect(lines.find((l) => l['msg'] === 'job failed')).toMatchObject({
+      level: 40,
+      processGuid: lrp.processGuid,
+      refused: 'invalid',
+    });
+    const { record, refusal } = await e.store.lrpWithInstances(lrp.processGuid);
+    expect(refusal).toEqual({
+      generation: record?.generation,
+      reason: 'invalid',
+      message: expect.stringMatching(
+        /^Kubernetes refused the app \(422 Invalid\): .*injected fault/,
+      ) as string,
+    });
+
+    e.kube.faults.clear();
+    await e.producer.convergeLrp({ processGuid: lrp.processGuid }, 'again');
+    expect((await finished(`converge-${lrp.processGuid}-again`)).state).toBe('completed');
+    expect((await e.store.lrpWithInstances(lrp.processGuid)).refusal).toBeUndefined();
   });
 
   it('retries a job after a transient error, which then converges', async () => {

@@ -152,8 +152,8 @@ export function appRoutes(
 
   r.get('/apps/:guid/:version/instances', async (req, res) => {
     const { processGuid } = lrpIdentity(req);
-    // One round trip: the record, the cached instances and the cache's age.
-    const { record, cached, syncedAt } = await store.lrpWithInstances(processGuid);
+    // One round trip: the record, the cached instances, the cache's age and a refusal of the desire.
+    const { record, cached, syncedAt, refusal } = await store.lrpWithInstances(processGuid);
     sendCacheAge(res, syncedAt);
     if (record?.state !== 'desired' && !cached) {
       // CC takes a stopped process's answer as "no instances" only if the error says "not found".
@@ -168,6 +168,7 @@ export function appRoutes(
     const rows = presentInstances(
       cached?.instances ?? [],
       record?.state === 'desired' ? record.lrp.instances : 0,
+      refusal?.message,
     );
     // Built by hand: `since` is nanoseconds, beyond a JSON number's safe integer range in JavaScript.
     const items = rows.map(

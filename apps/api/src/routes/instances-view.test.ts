@@ -77,3 +77,26 @@ describe('presentInstances', () => {
     expect(shown(rows, desired)).toEqual(expected);
   });
 });
+
+describe('a refused desire', () => {
+  const refusal = 'environment variable name "MY VAR" is not allowed by this cluster: ...';
+  it("is every desired instance's placement_error, over the scheduler's", () => {
+    const rows = [{ ...row(0, 'a'), state: 'UNCLAIMED', placementError: 'Insufficient resources: memory' }];
+    expect(presentInstances(rows, 2, refusal).map((r) => [r.index, r.state, r.placementError])).toEqual([
+      [0, 'UNCLAIMED', refusal],
+      [1, 'UNCLAIMED', refusal],
+    ]);
+  });
+
+  it('is said on running instances of the older spec too, not on a surge beyond the desired count', () => {
+    const rows = presentInstances([row(0, 'a'), row(1, 'b')], 1, refusal);
+    expect(rows.map((r) => [r.index, r.state, r.placementError])).toEqual([
+      [0, 'RUNNING', refusal],
+      [1, 'RUNNING', undefined],
+    ]);
+  });
+
+  it('leaves rows as they were without one', () => {
+    expect(presentInstances([row(0, 'a')], 1)[0]).toEqual(row(0, 'a'));
+  });
+});

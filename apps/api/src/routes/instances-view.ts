@@ -6,12 +6,26 @@
  * one. So rows at or above the desired count take the free lower indexes, in order, as they are shown
  * (and as `stop/:index` names them); a StatefulSet pod's ordinal is never moved (its container was told
  * it). What is still free is UNCLAIMED (desired, no pod yet), as Diego says.
+ *
+ * A desire the cluster refused for good (`refusal`, decision 7) is said on every desired instance as its
+ * `placement_error`: CC shows an UNCLAIMED one as down with that reason (its LrpStateTranslator), and any
+ * other with it as details, as `cf app` shows Diego's "found no compatible cell".
  */
 import type { CachedInstances } from '@opi/state';
 
 export type InstanceRow = CachedInstances['instances'][number];
 
-export function presentInstances(cached: readonly InstanceRow[], desired: number): InstanceRow[] {
+export function presentInstances(
+  cached: readonly InstanceRow[],
+  desired: number,
+  refusal?: string,
+): InstanceRow[] {
+  const shown = placedInstances(cached, desired);
+  if (refusal === undefined) return shown;
+  return shown.map((r) => (r.index < desired ? { ...r, placementError: refusal } : r));
+}
+
+function placedInstances(cached: readonly InstanceRow[], desired: number): InstanceRow[] {
   const keepsIndex = (r: InstanceRow): boolean => r.index < desired || r.ordinal === true;
   const out = cached.filter(keepsIndex);
   const taken = new Set(out.map((r) => r.index));

@@ -19,6 +19,7 @@ import {
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
 import type { Converged, NoRecord, Stopped } from './outcome.js';
+import { asRefusal } from './refusal.js';
 import { rolloutCheckDelayMs } from './settle-rollout.js';
 import { OTHER_KIND, type Workload, workloadVerbs } from './workload-verbs.js';
 
@@ -58,7 +59,9 @@ async function convergeOnce(
   const record = await deps.store.get(processGuid);
   if (!record) return { kind: 'no-record' };
   if (record.state === 'stopped') return stop(deps, record);
-  return apply(deps, record.lrp, record.generation, fresh);
+  return apply(deps, record.lrp, record.generation, fresh).catch((err: unknown) => {
+    throw asRefusal(err, processGuid, record.generation);
+  });
 }
 
 async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stopped' }>): Promise<Stopped> {

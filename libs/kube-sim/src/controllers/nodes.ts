@@ -2,7 +2,7 @@
  * The simulated nodes: `kubesim-node-<i>` Node objects with the capacity of `behaviour.nodes`, a Ready
  * condition refreshed by a heartbeat (as kwok's node-heartbeat stage), and each node's pod address range.
  */
-import { SERVER_VERSION } from '../discovery.js';
+import { serverVersion } from '../discovery.js';
 import type { KubeObject } from '../types.js';
 import type { Context } from './context.js';
 import { timestamp } from './pods.js';
@@ -152,8 +152,8 @@ export class Nodes {
         bootID: uuidLike(this.ctx.random),
         containerRuntimeVersion: 'containerd://1.7.15',
         kernelVersion: '6.8.0-kubesim',
-        kubeProxyVersion: SERVER_VERSION.gitVersion,
-        kubeletVersion: SERVER_VERSION.gitVersion,
+        kubeProxyVersion: serverVersion(this.ctx.store.minorVersion).gitVersion,
+        kubeletVersion: serverVersion(this.ctx.store.minorVersion).gitVersion,
         machineID: hex(this.ctx.random, 32),
         operatingSystem: 'linux',
         osImage: 'Debian GNU/Linux 12 (bookworm)',

@@ -217,6 +217,10 @@ function queueWorker(queue: string, deps: HandlerDeps, opts: WorkerOptions, conc
     const line = { ...identity(job), attemptsMade: job?.attemptsMade, err: err.message };
     if (err instanceof AlreadySaid) deps.logger.debug(line, 'job failed');
     else if (err instanceof RetryWindowPassedError) deps.logger.error(line, 'report failed for good');
+    // A report retries every OPI_CALLBACK_MAX_DELAY_MS through an outage of CC: its first failure is
+    // said, the thousands after it only at debug (opi_callbacks_pending counts them).
+    else if (reports && (job?.attemptsMade ?? 0) > 1 && !(err instanceof UnrecoverableError))
+      deps.logger.debug(line, 'job failed');
     else deps.logger.warn(line, 'job failed');
     if (job && opts.metrics) observeFailed(opts.metrics, w.name, job, err);
   });

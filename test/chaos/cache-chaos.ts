@@ -102,7 +102,6 @@ export class CacheChaos {
       OPI_WORKER_CONCURRENCY: '8',
       OPI_SHUTDOWN_TIMEOUT_MS: '2000',
       CC_INTERNAL_URL: this.cc.url,
-      OPI_CALLBACK_ATTEMPTS: '40',
       OPI_CALLBACK_BACKOFF_MS: '200',
       HOST: '127.0.0.1',
       LOG_LEVEL: process.env['CHAOS_LOG_LEVEL'] ?? 'warn',

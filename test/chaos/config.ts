@@ -2,7 +2,9 @@
  * The chaos suite's sizes, read from CHAOS_* variables. The seeded runs: CHAOS_SEEDS=1,2,3 (default) names
  * the plans replayed; CHAOS_APPS, CHAOS_TASKS, CHAOS_DURATION_MS, CHAOS_CC_DOWN_MS and
  * CHAOS_CONVERGE_TIMEOUT_MS size each. The cache writer's cases: CHAOS_CACHE_APPS, CHAOS_CACHE_FAULT_MS and
- * CHAOS_CACHE_SEED (read where its load is drawn). CHAOS_LOG_LEVEL sets the processes' LOG_LEVEL (warn).
+ * CHAOS_CACHE_SEED (read where its load is drawn). CC away 30 minutes: CHAOS_OUTAGE_SCALE (the outage and
+ * every callback delay divided by it), CHAOS_OUTAGE_TASKS, CHAOS_OUTAGE_STAGINGS, CHAOS_OUTAGE_CRASH_APPS.
+ * CHAOS_LOG_LEVEL sets the processes' LOG_LEVEL (warn).
  */
 export const NAMESPACE = 'cf-workloads';
 export const num = (name: string, dflt: number): number => {
@@ -23,3 +25,8 @@ export const SYNC_MS = 1000;
 
 export const CACHE_APPS = num('CHAOS_CACHE_APPS', 40);
 export const CACHE_FAULT_MS = num('CHAOS_CACHE_FAULT_MS', 15_000);
+
+export const OUTAGE_SCALE = num('CHAOS_OUTAGE_SCALE', 30);
+export const OUTAGE_TASKS = num('CHAOS_OUTAGE_TASKS', 40);
+export const OUTAGE_STAGINGS = num('CHAOS_OUTAGE_STAGINGS', 15);
+export const OUTAGE_CRASH_APPS = num('CHAOS_OUTAGE_CRASH_APPS', 2);

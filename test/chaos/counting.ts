@@ -26,9 +26,11 @@ export function deliveryTimes(cc: FakeCc): Map<string, number[]> {
 }
 
 /**
- * How long after CC's answer a worker's SIGKILL may have kept it from recording the delivery. A worker
- * killed in that window cannot know CC took the report, so its job's retry posts again: no design
- * avoids that short of CC deduplicating, which it does (400). It is generous against a loaded machine.
+ * How close to CC's answer a worker's SIGKILL may have kept it from recording the delivery: after the
+ * answer, or shortly before it (the kill is noted before the signal is sent, and CC answers a post that
+ * was in flight when its worker died). A worker killed in that window cannot know CC took the report,
+ * so its job's retry posts again: no design avoids that short of CC deduplicating, which it does (400).
+ * It is generous against a loaded machine.
  */
 const KILL_WINDOW_MS = 1000;
 
@@ -46,7 +48,7 @@ export interface Counts {
   callbacksOnce: number;
   missing: number;
   duplicated: number;
-  /** Repeats whose first delivery was answered just before a worker was SIGKILLed (KILL_WINDOW_MS). */
+  /** Repeats whose first delivery was answered within KILL_WINDOW_MS of a worker's SIGKILL. */
   repeatedAfterKill: number;
   unknownCallbacks: number;
 }
@@ -127,7 +129,7 @@ export async function count(
     const first = answered[0] ?? 0;
     if (answered.length === 0) c.missing++;
     else if (answered.length === 1) c.callbacksOnce++;
-    else if (answered.length === 2 && killedAt.some((k) => k >= first && k - first <= KILL_WINDOW_MS))
+    else if (answered.length === 2 && killedAt.some((k) => Math.abs(k - first) <= KILL_WINDOW_MS))
       c.repeatedAfterKill++;
     else c.duplicated++;
   }

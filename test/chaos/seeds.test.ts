@@ -64,8 +64,7 @@ async function runSeed(seed: number): Promise<void> {
     OPI_SHUTDOWN_TIMEOUT_MS: '2000',
     OPI_METRICS_PORT: '0',
     CC_INTERNAL_URL: cc.url,
-    // Reports must outlive CC's outage: 40 tries from 200 ms (doubling, with jitter) span hours.
-    OPI_CALLBACK_ATTEMPTS: '40',
+    // Reports outlive CC's outage: retried for 24 h (the default window), at most 30 s apart.
     OPI_CALLBACK_BACKOFF_MS: '200',
     OPI_CALLBACK_TIMEOUT_MS: '5000',
     LOG_LEVEL: process.env['CHAOS_LOG_LEVEL'] ?? 'warn',

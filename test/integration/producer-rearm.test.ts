@@ -5,7 +5,7 @@
  * BullMQ workers.
  */
 import { randomUUID } from 'node:crypto';
-import { type Job, Worker } from 'bullmq';
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { JobProducer, QUEUE_NAMES, type QueueName, jobId, workerConnection } from '@opi/queue';
 import { deletePrefix } from '../support/redis-keys.js';
@@ -20,7 +20,7 @@ describe('jobs due again', () => {
   });
   beforeEach(() => {
     prefix = `test-rearm-${randomUUID().slice(0, 8)}`;
-    producer = new JobProducer({ connection: redis, prefix, attempts: 1, callbackAttempts: 1 });
+    producer = new JobProducer({ connection: redis, prefix, attempts: 1 });
   });
   afterEach(async () => {
     await producer.close();
@@ -39,7 +39,8 @@ describe('jobs due again', () => {
       queue,
       (job: Job) => {
         const result = outcome(job);
-        if (result === 'throw') throw new Error('injected failure');
+        // Reports retry until their window ends; a permanent failure fails them at once.
+        if (result === 'throw') throw new UnrecoverableError('injected failure');
         return Promise.resolve(result);
       },
       { connection, prefix, autorun: false },

@@ -127,6 +127,7 @@ export async function startWorker(
     prefix: settings.queuePrefix,
     concurrency: settings.worker.concurrency,
     lockMs: settings.worker.lockMs,
+    callbackRetry: settings.cc.retry,
     metrics,
     namespaceAlarm: new NamespaceAlarm({ namespace: settings.namespace, logger, store }),
   };

@@ -7,7 +7,18 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { KubeApiError } from '@opi/kube';
 import type { CallbackKind, OpiMetrics } from '@opi/metrics';
-import { JOBS, type JobKey, type JobPayload, QUEUE_NAMES, type RedisClient, jobKeyOf } from '@opi/queue';
+import {
+  type CallbackRetryPolicy,
+  JOBS,
+  type JobKey,
+  type JobPayload,
+  QUEUE_NAMES,
+  type RedisClient,
+  RetryWindowPassedError,
+  callbackBackoffStrategy,
+  jobKeyOf,
+  retryWindowPassed,
+} from '@opi/queue';
 import type { HandlerDeps } from './deps.js';
 import type { NamespaceAlarm } from './namespace-alarm.js';
 import { convergeLrp } from './handlers/converge-lrp.js';
@@ -31,6 +42,8 @@ export interface WorkerOptions {
    * longer than this.
    */
   lockMs: number;
+  /** How reports to CC are retried: capped delays within a window (callback-retry.ts). */
+  callbackRetry: CallbackRetryPolicy;
   /** Where job outcomes are counted; omitted: nowhere. */
   metrics?: OpiMetrics;
   /** Says a missing namespace once; failures it recognises are then logged at debug. */
@@ -118,7 +131,8 @@ function observeFailed(metrics: OpiMetrics, queue: string, job: Job, err: Error)
     job.attemptsMade >= (job.opts.attempts ?? 1);
   metrics.observeJob(queue, job.name, final ? 'failed' : 'retried', attemptMs(job), job.attemptsMade);
   const kind = CALLBACK_KINDS[job.name];
-  if (final && kind) metrics.observeCallbackFailure(kind, 'gave_up');
+  if (final && kind)
+    metrics.observeCallbackFailure(kind, err instanceof RetryWindowPassedError ? 'window_passed' : 'gave_up');
 }
 
 async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, data: unknown): Promise<Outcome> {
@@ -204,9 +218,37 @@ const COMMON = (opts: WorkerOptions) => ({
   stalledInterval: opts.lockMs,
 });
 
+/**
+ * A report's attempt that failed after its retry window had passed fails for good, with the window and
+ * the last error as the job's reason (the backoff strategy schedules no attempt past the window's end,
+ * so this is the one that falls on it, or one a stopped worker held back past it).
+ */
+async function dispatchReport(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promise<JobResult> {
+  try {
+    return await dispatch(deps, opts, job);
+  } catch (err) {
+    if (
+      err instanceof UnrecoverableError ||
+      !retryWindowPassed(opts.callbackRetry, job.timestamp, Date.now())
+    )
+      throw err;
+    throw new RetryWindowPassedError(
+      opts.callbackRetry,
+      job.timestamp,
+      err instanceof Error ? err.message : String(err),
+    );
+  }
+}
+
 /** One BullMQ worker on `queue`, its jobs dispatched, logged and counted. */
 function queueWorker(queue: string, deps: HandlerDeps, opts: WorkerOptions, concurrency: number): Worker {
-  const w = new Worker(queue, (job) => dispatch(deps, opts, job), { ...COMMON(opts), concurrency });
+  const reports = queue === QUEUE_NAMES.callback;
+  const w = new Worker(queue, (job) => (reports ? dispatchReport : dispatch)(deps, opts, job), {
+    ...COMMON(opts),
+    concurrency,
+    // Reports back off by their own strategy: capped delays for as long as their window lasts.
+    ...(reports && { settings: { backoffStrategy: callbackBackoffStrategy(opts.callbackRetry) } }),
+  });
   w.on('failed', (job, err) => {
     const line = {
       ...identity(job),
@@ -215,6 +257,11 @@ function queueWorker(queue: string, deps: HandlerDeps, opts: WorkerOptions, conc
       ...(err instanceof KubeRefused && err.refusal ? { refused: err.refusal } : {}),
     };
     if (err instanceof KubeRefused && err.alreadySaid) deps.logger.debug(line, 'job failed');
+    else if (err instanceof RetryWindowPassedError) deps.logger.error(line, 'report failed for good');
+    // A report retries every OPI_CALLBACK_MAX_DELAY_MS through an outage of CC: its first failure is
+    // said, the thousands after it only at debug (opi_callbacks_pending counts them).
+    else if (reports && (job?.attemptsMade ?? 0) > 1 && !(err instanceof UnrecoverableError))
+      deps.logger.debug(line, 'job failed');
     else deps.logger.warn(line, 'job failed');
     if (job && opts.metrics) observeFailed(opts.metrics, w.name, job, err);
   });

@@ -127,9 +127,14 @@ const schema = z.object({
   OPI_CC_CA_FILE: z.string().optional(),
   OPI_CC_CERT_FILE: z.string().optional(),
   OPI_CC_KEY_FILE: z.string().optional(),
-  OPI_CALLBACK_ATTEMPTS: int(1, 100).default(15),
-  /** First retry delay of a report to CC; it doubles on every try (with jitter). */
+  /** No longer read (a report's tries end with its retry window): refused at start, so it is not ignored. */
+  OPI_CALLBACK_ATTEMPTS: z.string().optional(),
+  /** First retry delay of a report to CC; it doubles on every try (with jitter) up to the maximum. */
   OPI_CALLBACK_BACKOFF_MS: int(10, 600_000).default(2000),
+  /** The longest delay between two tries of a report: how long one waits after CC is back. */
+  OPI_CALLBACK_MAX_DELAY_MS: int(10, 3_600_000).default(30_000),
+  /** How long a report is retried from when it was first enqueued; still undelivered then, it fails for good. */
+  OPI_CALLBACK_RETRY_WINDOW_MS: int(100, 30 * 24 * 3_600_000).default(24 * 3_600_000),
   OPI_CALLBACK_TIMEOUT_MS: int(100, 600_000).default(10_000),
   /** Image that stages buildpack apps (it writes its result to the termination message). */
   OPI_STAGING_RECIPE_IMAGE: z.string().min(1).max(1024).default('cloudfoundry/opi-buildpack-stager:latest'),
@@ -183,8 +188,8 @@ export interface Settings {
   cc: {
     internalUrl: string | undefined;
     tls: { caFile?: string; certFile?: string; keyFile?: string };
-    attempts: number;
-    backoffMs: number;
+    /** How reports are retried (@opi/queue's callback-retry.ts). */
+    retry: { firstDelayMs: number; maxDelayMs: number; windowMs: number };
     timeoutMs: number;
   };
   staging: { recipeImage: string; insecureRegistries: string[] };
@@ -275,6 +280,13 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
       'invalid settings: OPI_LEASE_RETRY_PERIOD_MS < OPI_LEASE_RENEW_DEADLINE_MS < OPI_LEASE_DURATION_MS must hold',
     );
   }
+  if (e.OPI_CALLBACK_ATTEMPTS !== undefined) {
+    throw new SettingsError(
+      'invalid settings: OPI_CALLBACK_ATTEMPTS is no longer read: a report to CC is retried until ' +
+        'OPI_CALLBACK_RETRY_WINDOW_MS (default 24 h) has passed since it was enqueued, at most ' +
+        'OPI_CALLBACK_MAX_DELAY_MS (default 30 s) apart; remove it (docs/operations.md)',
+    );
+  }
   if (e.OPI_TLS_CLIENT_CA_FILE && !e.OPI_TLS_CERT_FILE) {
     throw new SettingsError(
       'invalid settings: OPI_TLS_CLIENT_CA_FILE needs OPI_TLS_CERT_FILE and OPI_TLS_KEY_FILE',
@@ -337,8 +349,11 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
         ...(e.OPI_CC_CERT_FILE ? { certFile: e.OPI_CC_CERT_FILE } : {}),
         ...(e.OPI_CC_KEY_FILE ? { keyFile: e.OPI_CC_KEY_FILE } : {}),
       },
-      attempts: e.OPI_CALLBACK_ATTEMPTS,
-      backoffMs: e.OPI_CALLBACK_BACKOFF_MS,
+      retry: {
+        firstDelayMs: e.OPI_CALLBACK_BACKOFF_MS,
+        maxDelayMs: e.OPI_CALLBACK_MAX_DELAY_MS,
+        windowMs: e.OPI_CALLBACK_RETRY_WINDOW_MS,
+      },
       timeoutMs: e.OPI_CALLBACK_TIMEOUT_MS,
     },
     staging: {

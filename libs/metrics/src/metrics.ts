@@ -21,11 +21,14 @@ export type QueueState = (typeof QUEUE_STATES)[number];
 
 export type JobOutcome = 'completed' | 'failed' | 'retried';
 export type CallbackKind = 'task' | 'staging' | 'crash';
-/** `refused`: CC answered 4xx and will never take it; `gave_up`: every attempt failed. */
-export type CallbackFailure = 'refused' | 'gave_up';
+/**
+ * `refused`: CC answered 4xx and will never take it; `window_passed`: still not delivered when its retry
+ * window ended; `gave_up`: it can never be sent (e.g. a callback URL that cannot work).
+ */
+export type CallbackFailure = 'refused' | 'window_passed' | 'gave_up';
 
 const CALLBACK_KINDS: readonly CallbackKind[] = ['task', 'staging', 'crash'];
-const CALLBACK_FAILURES: readonly CallbackFailure[] = ['refused', 'gave_up'];
+const CALLBACK_FAILURES: readonly CallbackFailure[] = ['refused', 'window_passed', 'gave_up'];
 
 /** What BullMQ's Queue offers for depth (structural, so this package needs neither BullMQ nor Redis). */
 export interface QueueCountsSource {
@@ -258,7 +261,7 @@ export class OpiMetrics {
     });
     this.callbacksFailed = new Counter({
       name: name('callbacks_failed_total'),
-      help: 'Reports to CC that will never be delivered: refused by CC (4xx) or given up after every attempt',
+      help: 'Reports to CC that will never be delivered: refused by CC (4xx), undelivered when their retry window ended, or unsendable',
       labelNames: ['kind', 'reason'],
       registers,
     });

@@ -5,16 +5,13 @@
 import { type DefaultJobOptions, Queue, type JobsOptions } from 'bullmq';
 import type { Settings } from '@opi/config';
 import { type RedisClient, mapRejections, queueError } from './connection.js';
+import { CALLBACK_ATTEMPTS, CALLBACK_BACKOFF } from './callback-retry.js';
 import { JOBS, QUEUE_NAMES, type JobPayload, type QueueName, jobId } from './jobs.js';
 
 export interface ProducerOptions {
   connection: RedisClient;
   prefix: string;
   attempts: number;
-  /** Tries of a report to CC; the backoff doubles each time (15 tries from 2 s span about nine hours). */
-  callbackAttempts?: number;
-  /** First delay between those tries, doubled each time. */
-  callbackBackoffMs?: number;
 }
 
 /** Kept finished jobs: enough to see what happened, bounded so Redis does not grow forever. */
@@ -32,6 +29,17 @@ export function defaultJobOptions(attempts: number): DefaultJobOptions {
     ...RETENTION,
   };
 }
+
+/**
+ * A report's options: retried until its window passes (the callback worker's backoff strategy, see
+ * callback-retry.ts), keeping only the last few errors' stacks (BullMQ keeps one per attempt otherwise,
+ * thousands over a day-long window).
+ */
+export const CALLBACK_JOB_OPTIONS = {
+  attempts: CALLBACK_ATTEMPTS,
+  backoff: { type: CALLBACK_BACKOFF },
+  stackTraceLimit: 3,
+} as const satisfies JobsOptions;
 
 /**
  * A converge job's own options. De-duplicated per process guid with keepLastIfActive: at most one job per
@@ -82,8 +90,6 @@ export class JobProducer {
       connection,
       prefix: settings.queuePrefix,
       attempts: settings.worker.attempts,
-      callbackAttempts: settings.cc.attempts,
-      callbackBackoffMs: settings.cc.backoffMs,
     });
   }
 
@@ -104,12 +110,7 @@ export class JobProducer {
       [QUEUE_NAMES.task]: openQueue(QUEUE_NAMES.task),
       [QUEUE_NAMES.callback]: openQueue(QUEUE_NAMES.callback),
     };
-    this.callbackAttempts = options.callbackAttempts ?? 15;
-    this.callbackBackoffMs = options.callbackBackoffMs ?? 2000;
   }
-
-  private readonly callbackAttempts: number;
-  private readonly callbackBackoffMs: number;
 
   private async add<K extends 'runTask' | 'cancelTask' | 'stage'>(
     key: K,
@@ -134,8 +135,7 @@ export class JobProducer {
     if (due === 'again') await removeCompleted(queue, id);
     await queue.add(spec.name, spec.schema.parse(payload), {
       jobId: id,
-      attempts: this.callbackAttempts,
-      backoff: { type: 'exponential', delay: this.callbackBackoffMs, jitter: 0.5 },
+      ...CALLBACK_JOB_OPTIONS,
     });
   }
 

@@ -1,13 +1,14 @@
 /**
  * The workers dispatching jobs through BullMQ to the handlers, with the client-node adapter against the
- * simulated cluster: completed jobs, permanent and transient failures (`withFaults`), bad payloads, and
- * which queues a worker set serves.
+ * simulated cluster: completed jobs, permanent and transient failures (`withFaults`), bad payloads,
+ * which queues a worker set serves, and a report retried until its window ends.
  */
 import type { Job } from 'bullmq';
 import { pino } from 'pino';
 import type { DesiredLrp } from '@opi/domain';
 import type { FaultRule } from '@opi/kube';
-import { QUEUE_NAMES } from '@opi/queue';
+import { QUEUE_NAMES, jobId } from '@opi/queue';
+import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
 import { type RunningWorkers, startWorkers } from '../../../apps/worker/src/index.js';
 import { eventually } from '../../support/eventually.js';
 import {
@@ -35,6 +36,7 @@ describe('workers: dispatch through BullMQ', () => {
       prefix: e.prefix,
       concurrency: 2,
       lockMs: 30_000,
+      callbackRetry: { firstDelayMs: 50, maxDelayMs: 1000, windowMs: 60_000 },
     });
   });
 
@@ -158,5 +160,58 @@ describe('workers: dispatch through BullMQ', () => {
     await new Promise((r) => setTimeout(r, 300));
     const [sync] = await e.producer.queues[QUEUE_NAMES.sync].getJobs(['waiting', 'active', 'completed']);
     expect(await sync?.getState()).toBe('waiting');
+  });
+});
+
+describe('workers: a report CC never takes', () => {
+  let cc: FakeCc;
+  let running: RunningWorkers | undefined;
+  beforeAll(async () => {
+    cc = await startFakeCc();
+  });
+  afterAll(async () => {
+    await running?.close(5000);
+    await cc.close();
+  });
+
+  it('is tried at capped delays until its window passes, then fails for good saying so', async () => {
+    const e = await suite.newEnv();
+    // Doubling from 20 ms without a cap would make 6 tries in 1.5 s; capped at 100 ms, many more.
+    const window = { firstDelayMs: 20, maxDelayMs: 100, windowMs: 1500 };
+    running = startWorkers(
+      { ...e.deps, ccInternalUrl: cc.url },
+      { connection: suite.redis, prefix: e.prefix, concurrency: 2, lockMs: 30_000, callbackRetry: window },
+    );
+    cc.answer(503, { body: { description: 'unavailable' } });
+    const crash = {
+      processGuid: 'pg-window-0000',
+      instance: 'app-0',
+      index: 0,
+      reason: 'Error',
+      exitStatus: 1,
+      exitDescription: 'Error',
+      crashCount: 1,
+      crashTimestamp: 1,
+      podNamespace: 'cf-workloads',
+      podUid: 'uid-window',
+      reportedUpTo: 0,
+    };
+    await e.producer.reportCrash(crash);
+    const id = jobId('crash', crash.podUid, crash.crashCount);
+    const queue = e.producer.queues[QUEUE_NAMES.callback];
+    const job = await eventually(
+      async () => ((await queue.getJobState(id)) === 'failed' ? queue.getJob(id) : undefined),
+      'the report to fail',
+      20_000,
+    );
+    expect(job.failedReason).toMatch(
+      /^not delivered within its retry window \(1500 ms from \d{4}-.*Z\); last error: .*503/,
+    );
+    expect(job.attemptsMade).toBeGreaterThan(8);
+    // Each try posted once, and the last one fell on the window's end, not before it.
+    expect(cc.callsTo('/internal/v4/apps/pg-window-0000/crashed')).toHaveLength(job.attemptsMade);
+    expect((job.finishedOn ?? 0) - job.timestamp).toBeGreaterThanOrEqual(window.windowMs);
+    // Only the last few stacks are kept, however many tries there were.
+    expect(job.stacktrace?.length).toBeLessThanOrEqual(3);
   });
 });

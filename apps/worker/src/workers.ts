@@ -46,7 +46,8 @@ type Handlers = {
 
 /** Every registered job has its handler here; the compiler refuses a job without one. */
 const HANDLERS: Handlers = {
-  convergeLrp: (deps, _o, p) => convergeLrp(deps, p.processGuid, { fresh: p.fresh === true }),
+  convergeLrp: (deps, _o, p) =>
+    convergeLrp(deps, p.processGuid, { fresh: p.fresh === true, repair: p.repair === true }),
   stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName),
   settleRollout: (deps, _o, p) => settleRollout(deps, p),
   syncCluster: async (deps, opts) => {

@@ -3,3 +3,4 @@ export * from './errors.js';
 export * from './image.js';
 export * from './task.js';
 export * from './kube-names.js';
+export * from './shown-indexes.js';

@@ -23,3 +23,4 @@ export * from './job-outcome.js';
 export * from './crashes.js';
 export * from './slim.js';
 export * from './sync-summaries.js';
+export * from './drift.js';

@@ -21,6 +21,7 @@ import {
   MANAGED_BY,
   SOURCE_TYPE_APP,
 } from './labels.js';
+import { REVISION_LABEL } from './rollout.js';
 import { slimPod } from './slim.js';
 import { type CompactNanos, compactNanos, lastChangeMs, unixSeconds } from './time.js';
 
@@ -52,6 +53,15 @@ export interface WorkloadSummary {
   namespace: string;
   /** The generation of the record it was last converged to (annotation), if any and a whole number. */
   generation: number | undefined;
+  /** Its `metadata.generation`: moves with every spec change, ours or anyone's (see drift.ts). */
+  specGeneration: number | undefined;
+  /** Its `spec.replicas`: the desired count crash reports show indexes against (shownIndexes). */
+  replicas: number | undefined;
+  /**
+   * A StatefulSet's `status.updateRevision` once its controller has seen the current spec (observed
+   * generation), else undefined: what its pods' revisions are compared with (drift.ts).
+   */
+  updateRevision: string | undefined;
   /** The resourceVersion it was made from, as the watch holds it (a number when it is one). */
   rv: number | string;
 }
@@ -71,6 +81,8 @@ export interface AppPodSummary {
   changedAtS: number | undefined;
   /** A StatefulSet pod's ordinal, its index (see ordinalOf); undefined for a Deployment's pod. */
   ordinal: number | undefined;
+  /** A StatefulSet pod's `controller-revision-hash` label (the revision it runs); undefined otherwise. */
+  revision: string | undefined;
   /**
    * The pod itself (slim) only while it has crashes CC has not been told of: their reports carry the
    * instance index, known only once all its LRP's pods are. Rare, so kept whole.
@@ -111,12 +123,18 @@ export function summarizeWorkload(
   const processGuid = processGuidOfObject(d);
   if (!processGuid) return undefined;
   const a = d.metadata.annotations;
+  const specGeneration = d.metadata.generation;
+  const status = kind === 'statefulset' ? (d as StatefulSet).status : undefined;
+  const observed = (status?.observedGeneration ?? 0) >= (specGeneration ?? 0);
   return {
     kind,
     processGuid,
     name: d.metadata.name,
     namespace: d.metadata.namespace ?? '',
     generation: generationOf(a?.[ANNOTATION_GENERATION]),
+    specGeneration,
+    replicas: d.spec?.replicas,
+    updateRevision: observed ? status?.updateRevision || undefined : undefined,
     rv,
   };
 }
@@ -131,6 +149,7 @@ export function summarizeManagedPod(pod: Pod, rv: number | string): ManagedPodSu
   const processGuid = processGuidOfObject(pod);
   if (!processGuid || pod.metadata.deletionTimestamp) return undefined;
   const info = podToInstance(pod, 0);
+  const ordinal = ordinalOf(pod);
   const pending = crashReportsFor(pod, processGuid, 0, reportedCrashesOf(pod)).reports.length > 0;
   return {
     kind: 'app',
@@ -141,7 +160,8 @@ export function summarizeManagedPod(pod: Pod, rv: number | string): ManagedPodSu
     since: compactNanos(info.sinceNs),
     placementError: info.placementError,
     changedAtS: changedAtSeconds(pod),
-    ordinal: ordinalOf(pod),
+    ordinal,
+    revision: ordinal === undefined ? undefined : pod.metadata.labels?.[REVISION_LABEL],
     unreported: pending ? slimPod(pod) : undefined,
     rv,
   };

@@ -9,8 +9,6 @@ const workload = (over: Partial<WorkloadSummary> = {}): WorkloadSummary => ({
   namespace: 'cf-workloads',
   generation: 10,
   specGeneration: 1,
-  replicas: 2,
-  updateRevision: undefined,
   rv: 100,
   ...over,
 });

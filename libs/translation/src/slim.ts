@@ -8,12 +8,6 @@ import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
 import type { ContainerStatus, Job, ObjectMeta, Pod } from './k8s-objects.js';
 import { LABEL_GUID, LABEL_MANAGED_BY, LABEL_SOURCE_TYPE, LABEL_VERSION } from './labels.js';
 
-/** A pod's controller: the kind and name of the object that made it, if any. */
-export function controllerOf(pod: Pod): { kind: string; name: string } | undefined {
-  const r = pod.metadata.ownerReferences?.find((o) => o.controller === true);
-  return r ? { kind: r.kind, name: r.name } : undefined;
-}
-
 /** The labels the sync reads off a pod: its LRP, its kind, its Job. */
 const POD_LABELS = [
   LABEL_GUID,
@@ -73,16 +67,12 @@ function identityOf(m: ObjectMeta): ObjectMeta {
 export function slimPod<T extends Pod>(pod: T): T {
   const { spec, status, metadata } = pod;
   const m = metadata;
-  const controller = m.ownerReferences?.find((r) => r.controller === true);
   return {
     ...kindOf(pod),
     metadata: {
       ...identityOf(m),
       labels: pick(m.labels, POD_LABELS),
       annotations: pick(m.annotations, [CRASHES_REPORTED_ANNOTATION]),
-      // Its controller (a ReplicaSet, a StatefulSet, a Job): which workload a crash report's index is
-      // shown against (controllerOf).
-      ...(controller ? { ownerReferences: [controller] } : {}),
     },
     ...(spec
       ? {

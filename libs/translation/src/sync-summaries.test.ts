@@ -66,8 +66,6 @@ describe('summarizeWorkload', () => {
       namespace: 'cf-workloads',
       generation: 7,
       specGeneration: undefined,
-      replicas: 3,
-      updateRevision: undefined,
       rv: 4,
     });
     expect(JSON.stringify(s).length).toBeLessThan(JSON.stringify(deployment).length / 10);
@@ -86,7 +84,6 @@ describe('summarizeWorkload', () => {
       namespace: 'cf-workloads',
       generation: 7,
       specGeneration: 2,
-      replicas: 3,
       updateRevision: 'app-abc',
       rv: 5,
     });
@@ -200,5 +197,11 @@ describe('ordinalOf', () => {
   ])('%s', (_what, pod, expected) => {
     expect(ordinalOf(pod)).toBe(expected);
     expect(appSummary(pod).ordinal).toBe(expected);
+  });
+
+  it("keeps a StatefulSet pod's revision; a Deployment's pod has no such key", () => {
+    const sts = owned('StatefulSet', 'web-1', { 'controller-revision-hash': 'web-5c8f' });
+    expect(appSummary(sts).revision).toBe('web-5c8f');
+    expect('revision' in appSummary(owned('ReplicaSet', 'web-6d4cf56db6-x2x7b'))).toBe(false);
   });
 });

@@ -26,7 +26,6 @@ import {
   type ManagedPodSummary,
   type Pod,
   assignIndexMap,
-  controllerOf,
   jobPodKey,
   rolloutHeldUp,
   workloadDrift,
@@ -134,8 +133,7 @@ export class ClusterCache implements ClusterView {
   private drifted = new Map<string, string>();
   /** StatefulSet LRPs whose rollout is held up, with the generation their workload is stamped with. */
   private heldUp = new Map<string, number>();
-  /** Where most objects live: a key there is the name alone (see the constructor). */
-  private readonly home: string;
+
   private flushing: Promise<void> | undefined;
   /** Whole rewrites in progress; per-LRP flushes wait for them. */
   private rewriting = 0;
@@ -153,7 +151,6 @@ export class ClusterCache implements ClusterView {
     // anyway); elsewhere `namespace/name`. A name has no '/', so the two never meet. At 100,000 apps a
     // second string per object was 28 MB.
     const home = namespace ?? deps.homeNamespace;
-    this.home = home;
     const keying = {
       keyOf: (m: { namespace?: string | undefined; name: string }) =>
         m.namespace === home ? m.name : objectKey(m),
@@ -474,20 +471,6 @@ export class ClusterCache implements ClusterView {
     this.schedule();
   }
 
-  /**
-   * The count an LRP's crash reports show indexes against (as /instances does, shownIndexes): its
-   * Deployment's replicas, found from a crashed pod's ReplicaSet (`<deployment>-<hash>`). A StatefulSet's
-   * pods show their ordinals, whatever the count.
-   */
-  private desiredOf(run: readonly AppPodSummary[]): number | undefined {
-    const pod = run.find((p) => p.unreported)?.unreported;
-    const owner = pod && controllerOf(pod);
-    if (owner?.kind !== 'ReplicaSet') return undefined;
-    const name = owner.name.slice(0, owner.name.lastIndexOf('-'));
-    const ns = pod?.metadata.namespace ?? '';
-    return this.deploymentReflector.get(ns === this.home ? name : `${ns}/${name}`)?.replicas;
-  }
-
   private markLrp(processGuid: string, changedAt: number | undefined): void {
     const had = this.dirtyLrps.get(processGuid);
     this.dirtyLrps.set(
@@ -615,8 +598,15 @@ export class ClusterCache implements ClusterView {
     for (const [run, assignments] of crashes) await this.reportCrashes(run, assignments);
   }
 
+  /**
+   * The LRP's crash reports, their indexes shown as /instances shows them: against the desired count of
+   * the LRP's record, read only when a crash is due (rare).
+   */
   private async reportCrashes(run: AppPodSummary[], assignments: ReadonlyMap<string, number>): Promise<void> {
-    if (!this.deps.reportCrashes || !run.some((p) => p.unreported)) return;
-    await enqueueCrashReports(this.deps.reportCrashes, run, assignments, this.desiredOf(run));
+    const pg = run.find((p) => p.unreported)?.processGuid;
+    if (!this.deps.reportCrashes || pg === undefined) return;
+    const record = await this.deps.store.get(pg);
+    const desired = record ? (record.state === 'desired' ? record.lrp.instances : 0) : undefined;
+    await enqueueCrashReports(this.deps.reportCrashes, run, assignments, desired);
   }
 }

@@ -10,6 +10,7 @@ import { StateStore } from '@opi/state';
 import { WORKLOAD_KINDS } from '@opi/translation';
 import { NAMESPACE, REDIS_URL, log, repo } from './common.js';
 import { convergence } from './convergence.js';
+import { drift } from './drift.js';
 import { ingest } from './ingest.js';
 import { quick, runs, watchOptions } from './options.js';
 import { type Child, startChild, stopChild } from './processes.js';
@@ -56,6 +57,10 @@ async function main(): Promise<void> {
         log(`convergence (${kind}s)`);
         rows.push(...(await convergence(results, kind)));
       }
+    }
+    if (runs('drift')) {
+      log('drift → repaired (issue 24)');
+      rows.push(...(await drift(results)));
     }
     if (runs('watch')) {
       log('watch cache (issue 15)');

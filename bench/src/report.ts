@@ -59,6 +59,7 @@ const ORDER = [
   'GET instances',
   'PUT /apps',
   'convergence',
+  'drift',
   'queue',
   'memory: Redis',
   'memory: API',

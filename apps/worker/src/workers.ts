@@ -62,7 +62,10 @@ type Handlers = {
 /** Every registered job has its handler here; the compiler refuses a job without one. */
 const HANDLERS: Handlers = {
   convergeLrp: async (deps, _o, p) => {
-    const outcome = await convergeLrp(deps, p.processGuid, { fresh: p.fresh === true });
+    const outcome = await convergeLrp(deps, p.processGuid, {
+      fresh: p.fresh === true,
+      repair: p.repair === true,
+    });
     // The cluster took this generation: a refusal of it or an older one no longer stands.
     if (outcome.kind === 'converged') await deps.store.clearRefusal(p.processGuid, outcome.generation);
     return outcome;

@@ -4,3 +4,4 @@ export * from './image.js';
 export * from './task.js';
 export * from './kube-names.js';
 export * from './cc-limits.js';
+export * from './shown-indexes.js';

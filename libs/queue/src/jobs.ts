@@ -28,7 +28,9 @@ export const JOBS = {
     queue: QUEUE_NAMES.lrp,
     // `fresh`: the request made the LRP desired from nothing (or from a stop), so its Deployment most
     // likely does not exist yet: the converge creates first instead of reading first. Only a hint.
-    schema: z.object({ processGuid, fresh: z.boolean().optional() }),
+    // `repair`: the watch saw the workload deleted or its spec changed by someone else: the converge
+    // writes the record's spec even when the workload carries the record's generation.
+    schema: z.object({ processGuid, fresh: z.boolean().optional(), repair: z.boolean().optional() }),
   },
   stopInstance: {
     name: 'stop-instance',
@@ -40,7 +42,13 @@ export const JOBS = {
     queue: QUEUE_NAMES.lrp,
     // A StatefulSet's rollout after the converge changed its template (generation), watched by a few
     // checks spaced out (check: how many came before) so crash-looping old pods cannot hold it up.
-    schema: z.object({ processGuid, generation: z.int().min(0), check: z.int().min(0).max(100) }),
+    // `once`: a check the watch asked for (old-revision pods not ready): it schedules no next one.
+    schema: z.object({
+      processGuid,
+      generation: z.int().min(0),
+      check: z.int().min(0).max(100),
+      once: z.boolean().optional(),
+    }),
   },
   syncCluster: {
     name: 'sync-cluster',

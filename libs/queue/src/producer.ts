@@ -185,6 +185,32 @@ export class JobProducer {
     if (items.length) await this.queues[JOBS.convergeLrp.queue].addBulk(items.map(convergeJob));
   }
 
+  /**
+   * Converge one LRP whose workload the watch saw deleted or changed by hand, with the `repair` hint;
+   * `cause` names the event (the object's resourceVersion), so a finished converge of the same LRP never
+   * holds it off. The de-duplication per LRP still holds (one runs, one waits); but where it would fold
+   * this add into a converge already waiting, which lacks the hint and may find the workload stamped with
+   * the record's generation (and so leave the edit in place), that waiting job is replaced by this one:
+   * the repair does all it would have done. Answers whether a waiting job was replaced.
+   */
+  async repairLrp(processGuid: string, cause: string): Promise<boolean> {
+    const queue = this.queues[JOBS.convergeLrp.queue];
+    const { name, data, opts } = convergeJob({ processGuid, repair: true, cause });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const job = await queue.add(name, data, opts);
+      // Added, or kept as the next run after an active converge (which then carries this repair).
+      if (job.id === opts.jobId) return attempt > 0;
+      const state = await queue.getJobState(job.id ?? '');
+      if (state === 'active') return attempt > 0;
+      // Folded into a waiting one: remove it and add again. One a worker took meanwhile refuses the
+      // remove; the next add then goes in as its next run. One that finished meanwhile is simply gone.
+      if (state !== 'completed' && state !== 'failed' && state !== 'unknown') {
+        await queue.remove(job.id ?? '').catch(() => 0);
+      }
+    }
+    return false;
+  }
+
   async stopInstance(payload: JobPayload<'stopInstance'>): Promise<void> {
     const spec = JOBS.stopInstance;
     await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), {
@@ -198,6 +224,21 @@ export class JobProducer {
     await this.queues[spec.queue].add(spec.name, spec.schema.parse(payload), {
       jobId: jobId('rollout', payload.processGuid, payload.generation, payload.check),
       delay: delayMs,
+    });
+  }
+
+  /**
+   * A rollout check the watch asks for (old-revision pods not ready), now and once: one job per LRP and
+   * generation while it waits or runs; a finished one is removed first, so each time the watch sees
+   * such pods again they are looked at again.
+   */
+  async settleRolloutNow(processGuid: string, generation: number): Promise<void> {
+    const spec = JOBS.settleRollout;
+    const queue = this.queues[spec.queue];
+    const id = jobId('rollout', processGuid, generation, 'watch');
+    await removeCompleted(queue, id);
+    await queue.add(spec.name, spec.schema.parse({ processGuid, generation, check: 0, once: true }), {
+      jobId: id,
     });
   }
 

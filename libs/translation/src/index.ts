@@ -24,3 +24,4 @@ export * from './crashes.js';
 export * from './slim.js';
 export * from './sync-summaries.js';
 export * from './refusal.js';
+export * from './drift.js';

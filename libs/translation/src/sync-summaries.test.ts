@@ -65,23 +65,31 @@ describe('summarizeWorkload', () => {
       name: deployment.metadata.name,
       namespace: 'cf-workloads',
       generation: 7,
+      specGeneration: undefined,
       rv: 4,
     });
     expect(JSON.stringify(s).length).toBeLessThan(JSON.stringify(deployment).length / 10);
   });
 
-  it('summarises a StatefulSet the same way, naming its kind', () => {
+  it('summarises a StatefulSet the same way, naming its kind and the revision it rolls out', () => {
     const sts = lrpToStatefulSet(lrp, { runAsNonRoot: true, instanceIndexEnv: true });
     sts.metadata.annotations = { ...sts.metadata.annotations, [ANNOTATION_GENERATION]: '7' };
     sts.metadata.namespace = 'cf-workloads';
+    sts.metadata.generation = 2;
+    sts.status = { observedGeneration: 2, updateRevision: 'app-abc' };
     expect(summarizeWorkload('statefulset', sts, 5)).toEqual({
       kind: 'statefulset',
       processGuid: lrp.processGuid,
       name: sts.metadata.name,
       namespace: 'cf-workloads',
       generation: 7,
+      specGeneration: 2,
+      updateRevision: 'app-abc',
       rv: 5,
     });
+    // Its controller has not seen the spec yet: no revision to compare pods with.
+    sts.metadata.generation = 3;
+    expect(summarizeWorkload('statefulset', sts, 6)?.updateRevision).toBeUndefined();
   });
 
   it('has the same keys with annotations missing (one shape for all), and no summary without an LRP', () => {
@@ -189,5 +197,11 @@ describe('ordinalOf', () => {
   ])('%s', (_what, pod, expected) => {
     expect(ordinalOf(pod)).toBe(expected);
     expect(appSummary(pod).ordinal).toBe(expected);
+  });
+
+  it("keeps a StatefulSet pod's revision; a Deployment's pod has no such key", () => {
+    const sts = owned('StatefulSet', 'web-1', { 'controller-revision-hash': 'web-5c8f' });
+    expect(appSummary(sts).revision).toBe('web-5c8f');
+    expect('revision' in appSummary(owned('ReplicaSet', 'web-6d4cf56db6-x2x7b'))).toBe(false);
   });
 });

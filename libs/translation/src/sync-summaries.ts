@@ -21,6 +21,7 @@ import {
   MANAGED_BY,
   SOURCE_TYPE_APP,
 } from './labels.js';
+import { REVISION_LABEL } from './rollout.js';
 import { slimPod } from './slim.js';
 import { type CompactNanos, compactNanos, lastChangeMs, unixSeconds } from './time.js';
 
@@ -52,6 +53,14 @@ export interface WorkloadSummary {
   namespace: string;
   /** The generation of the record it was last converged to (annotation), if any and a whole number. */
   generation: number | undefined;
+  /** Its `metadata.generation`: moves with every spec change, ours or anyone's (see drift.ts). */
+  specGeneration: number | undefined;
+  /**
+   * A StatefulSet's `status.updateRevision` once its controller has seen the current spec (observed
+   * generation), else undefined: what its pods' revisions are compared with (drift.ts). A Deployment's
+   * summary has no such key (at 100,000 Deployments every key held is 800 kB).
+   */
+  updateRevision?: string | undefined;
   /** The resourceVersion it was made from, as the watch holds it (a number when it is one). */
   rv: number | string;
 }
@@ -71,6 +80,8 @@ export interface AppPodSummary {
   changedAtS: number | undefined;
   /** A StatefulSet pod's ordinal, its index (see ordinalOf); undefined for a Deployment's pod. */
   ordinal: number | undefined;
+  /** A StatefulSet pod's `controller-revision-hash` label (the revision it runs); a Deployment's pod has no such key. */
+  revision?: string | undefined;
   /**
    * The pod itself (slim) only while it has crashes CC has not been told of: their reports carry the
    * instance index, known only once all its LRP's pods are. Rare, so kept whole.
@@ -111,14 +122,21 @@ export function summarizeWorkload(
   const processGuid = processGuidOfObject(d);
   if (!processGuid) return undefined;
   const a = d.metadata.annotations;
-  return {
+  const summary: WorkloadSummary = {
     kind,
     processGuid,
     name: d.metadata.name,
     namespace: d.metadata.namespace ?? '',
     generation: generationOf(a?.[ANNOTATION_GENERATION]),
+    specGeneration: d.metadata.generation,
     rv,
   };
+  if (kind === 'statefulset') {
+    const status = (d as StatefulSet).status;
+    const observed = (status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 0);
+    summary.updateRevision = observed ? status?.updateRevision || undefined : undefined;
+  }
+  return summary;
 }
 
 /**
@@ -131,8 +149,9 @@ export function summarizeManagedPod(pod: Pod, rv: number | string): ManagedPodSu
   const processGuid = processGuidOfObject(pod);
   if (!processGuid || pod.metadata.deletionTimestamp) return undefined;
   const info = podToInstance(pod, 0);
+  const ordinal = ordinalOf(pod);
   const pending = crashReportsFor(pod, processGuid, 0, reportedCrashesOf(pod)).reports.length > 0;
-  return {
+  const summary: AppPodSummary = {
     kind: 'app',
     processGuid,
     name: pod.metadata.name,
@@ -141,10 +160,12 @@ export function summarizeManagedPod(pod: Pod, rv: number | string): ManagedPodSu
     since: compactNanos(info.sinceNs),
     placementError: info.placementError,
     changedAtS: changedAtSeconds(pod),
-    ordinal: ordinalOf(pod),
+    ordinal,
     unreported: pending ? slimPod(pod) : undefined,
     rv,
   };
+  if (ordinal !== undefined) summary.revision = pod.metadata.labels?.[REVISION_LABEL];
+  return summary;
 }
 
 /**

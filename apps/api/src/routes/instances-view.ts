@@ -1,16 +1,13 @@
 /**
- * The instances CC sees, from the cached rows and the desired count. A Deployment's pod keeps the index
- * it took while it lives (indexes.ts), so after a scale-down or a rolling update the pods left can hold
- * indexes at or above the desired count (1 and 2 of 2 instances; 0, 1 and 3 of 3 after a surge) while
- * lower ones are free: CC would show a free index as an instance starting forever and ignore the high
- * one. So rows at or above the desired count take the free lower indexes, in order, as they are shown
- * (and as `stop/:index` names them); a StatefulSet pod's ordinal is never moved (its container was told
- * it). What is still free is UNCLAIMED (desired, no pod yet), as Diego says.
+ * The instances CC sees, from the cached rows and the desired count: each row at its shown index (the
+ * rule crash reports use too, `shownIndexes` in libs/domain), and what is still free UNCLAIMED (desired,
+ * no pod yet), as Diego says.
  *
  * A desire the cluster refused for good (`refusal`, decision 7) is said on every desired instance as its
  * `placement_error`: CC shows an UNCLAIMED one as down with that reason (its LrpStateTranslator), and any
  * other with it as details, as `cf app` shows Diego's "found no compatible cell".
  */
+import { shownIndexes } from '@opi/domain';
 import type { CachedInstances } from '@opi/state';
 
 export type InstanceRow = CachedInstances['instances'][number];
@@ -26,21 +23,12 @@ export function presentInstances(
 }
 
 function placedInstances(cached: readonly InstanceRow[], desired: number): InstanceRow[] {
-  const keepsIndex = (r: InstanceRow): boolean => r.index < desired || r.ordinal === true;
-  const out = cached.filter(keepsIndex);
-  const taken = new Set(out.map((r) => r.index));
-  // The rows that move take the free indexes in the order of their own.
-  const moving = cached.filter((r) => !keepsIndex(r)).sort((a, b) => a.index - b.index);
-  let free = 0;
-  for (const r of moving) {
-    while (free < desired && taken.has(free)) free++;
-    if (free >= desired) {
-      out.push(r);
-      continue;
-    }
-    taken.add(free);
-    out.push({ ...r, index: free });
-  }
+  const shown = shownIndexes(cached, desired);
+  const out = cached.map((r, i) => {
+    const index = shown[i] ?? r.index;
+    return index === r.index ? r : { ...r, index };
+  });
+  const taken = new Set(shown);
   for (let i = 0; i < desired; i++) {
     if (!taken.has(i)) out.push({ index: i, podName: '', sinceNs: '0', state: 'UNCLAIMED' });
   }

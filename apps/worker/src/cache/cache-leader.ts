@@ -143,6 +143,7 @@ class Term {
         namespace: o.deps.syncNamespace,
         homeNamespace: o.leaseNamespace,
         reportCrashes: o.deps.ccInternalUrl ? o.deps.producer : undefined,
+        repairs: o.deps.producer,
         onJob: async (job, pods) => {
           await onJobChanged(o.deps, job, pods);
         },

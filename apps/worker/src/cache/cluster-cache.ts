@@ -3,7 +3,10 @@
  * managed pod, task and staging Jobs) holding small projections, and what each event changes in Redis, applied at once:
  * - an app pod's event rewrites its LRP's instances entry (indexes kept as before: a pod keeps its index
  *   while it lives, a new one takes the lowest free) and enqueues the crash reports it is due;
- * - a Job's (or its pod's) event records a finished task's or staging's outcome and enqueues its report.
+ * - a Job's (or its pod's) event records a finished task's or staging's outcome and enqueues its report;
+ * - a desired LRP's workload deleted or its spec changed by someone else enqueues its converge as a
+ *   repair, and a StatefulSet's old-revision pods not ready enqueue a rollout check (drift.ts,
+ *   docs/decisions/0009-watch-repairs.md).
  * Events are folded per LRP and per Job and written in batches, so a burst of events costs one write per
  * LRP and the writer never falls behind without bound. Writes carry the Lease's fencing token.
  *
@@ -24,6 +27,8 @@ import {
   type Pod,
   assignIndexMap,
   jobPodKey,
+  rolloutHeldUp,
+  workloadDrift,
   slimJob,
   summarizeWorkload,
   summarizeManagedPod,
@@ -39,6 +44,7 @@ import {
   type Stored,
   type Versioned,
 } from '@opi/kube';
+import type { JobProducer } from '@opi/queue';
 import type { CacheWriter, StateStore } from '@opi/state';
 import type { Logger } from '@opi/logging';
 import {
@@ -80,6 +86,8 @@ export interface ClusterCacheDeps {
   homeNamespace: string;
   /** Enqueues a crash report (undefined: crash reports are off). */
   reportCrashes?: Parameters<typeof enqueueCrashReports>[0] | undefined;
+  /** Enqueues repairs and rollout checks of drifted LRPs (undefined: the watch repairs nothing). */
+  repairs?: Pick<JobProducer, 'repairLrp' | 'settleRolloutNow'> | undefined;
   /** Called with a Job (slim) and its pods whenever either changed; records outcomes, enqueues reports. */
   onJob(job: Stored<Job>, pods: Pod[]): Promise<void>;
   observer?: ClusterCacheObserver;
@@ -121,6 +129,11 @@ export class ClusterCache implements ClusterView {
   /** LRPs whose entry must be written, with the oldest change not yet written. */
   private dirtyLrps = new Map<string, number | undefined>();
   private dirtyJobs = new Set<string>();
+  /** LRPs whose workload drifted, with the event that showed it (a repair's cause). */
+  private drifted = new Map<string, string>();
+  /** StatefulSet LRPs whose rollout is held up, with the generation their workload is stamped with. */
+  private heldUp = new Map<string, number>();
+
   private flushing: Promise<void> | undefined;
   /** Whole rewrites in progress; per-LRP flushes wait for them. */
   private rewriting = 0;
@@ -172,6 +185,14 @@ export class ClusterCache implements ClusterView {
           }
           return summary;
         },
+        handler: {
+          onUpsert: (_key, next, prev) => {
+            this.workloadSeen(next, prev);
+          },
+          onDelete: (_key, prev) => {
+            this.workloadSeen(undefined, prev);
+          },
+        },
         observer: observer(resource),
       });
     this.deploymentReflector = workloads('deployments', 'deployment');
@@ -188,9 +209,10 @@ export class ClusterCache implements ClusterView {
         return summary;
       },
       handler: {
-        onUpsert: (_key, next, prev) => {
+        onUpsert: (key, next, prev) => {
           this.podGone(prev);
           this.podSeen(next);
+          if (next.kind === 'app') this.checkRollout(key, next);
         },
         onDelete: (_key, prev) => {
           this.podGone(prev, Date.now());
@@ -424,6 +446,31 @@ export class ClusterCache implements ClusterView {
     return (Array.isArray(held) ? held[0]?.processGuid : held.processGuid) ?? processGuid;
   }
 
+  /** A workload event: a deletion or someone else's spec change is repaired; a held-up rollout checked. */
+  private workloadSeen(next: WorkloadSummary | undefined, prev: WorkloadSummary | undefined): void {
+    const drift = workloadDrift(prev, next);
+    const held = next ?? prev;
+    if (drift && held) {
+      this.drifted.set(held.processGuid, `watch-${drift === 'deleted' ? 'd' : 'e'}${held.rv}`);
+      this.schedule();
+    }
+    if (next && rolloutHeldUp(next, this.podsOf(next.processGuid))) this.markHeldUp(next);
+  }
+
+  /** A StatefulSet pod of an older revision, not ready: its rollout is held up (rollout.ts). */
+  private checkRollout(key: string, pod: AppPodSummary): void {
+    if (pod.ordinal === undefined || pod.state === 'RUNNING') return;
+    // A StatefulSet's pod is named `<statefulset>-<ordinal>`, in its namespace (so keyed alike).
+    const sts = this.statefulSetReflector.get(key.slice(0, key.lastIndexOf('-')));
+    if (sts?.processGuid === pod.processGuid && rolloutHeldUp(sts, [pod])) this.markHeldUp(sts);
+  }
+
+  private markHeldUp(sts: WorkloadSummary): void {
+    if (sts.generation === undefined) return;
+    this.heldUp.set(sts.processGuid, sts.generation);
+    this.schedule();
+  }
+
   private markLrp(processGuid: string, changedAt: number | undefined): void {
     const had = this.dirtyLrps.get(processGuid);
     this.dirtyLrps.set(
@@ -454,7 +501,9 @@ export class ClusterCache implements ClusterView {
       })
       .finally(() => {
         this.flushing = undefined;
-        if (this.dirtyLrps.size > 0 || this.dirtyJobs.size > 0) this.schedule();
+        if (this.dirtyLrps.size + this.dirtyJobs.size + this.drifted.size + this.heldUp.size > 0) {
+          this.schedule();
+        }
       });
   }
 
@@ -470,6 +519,7 @@ export class ClusterCache implements ClusterView {
         throw e;
       }
     }
+    await this.repairDrifted();
     const jobs = [...this.dirtyJobs];
     this.dirtyJobs.clear();
     for (const key of jobs) {
@@ -480,6 +530,44 @@ export class ClusterCache implements ClusterView {
         await this.deps.onJob(job, this.podsOfJob(job.metadata.namespace ?? '', job.metadata.name));
       } catch (e) {
         this.dirtyJobs.add(key);
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Enqueues a repair for each drifted LRP that is desired (our own stop deleting its workload costs one
+   * read of the record), and a rollout check for each held-up one. Folded per LRP: a burst is one job.
+   */
+  private async repairDrifted(): Promise<void> {
+    const repairs = this.deps.repairs;
+    if (!repairs) {
+      this.drifted.clear();
+      this.heldUp.clear();
+      return;
+    }
+    while (this.drifted.size > 0 && !this.stopped) {
+      const batch = [...this.drifted].slice(0, WRITE_BATCH);
+      for (const [pg] of batch) this.drifted.delete(pg);
+      try {
+        const records = await Promise.all(batch.map(([pg]) => this.deps.store.get(pg)));
+        for (const [k, [pg, cause]] of batch.entries()) {
+          if (records[k]?.state !== 'desired') continue;
+          this.deps.logger.info({ processGuid: pg, cause }, 'workload drifted: converging');
+          await repairs.repairLrp(pg, cause);
+        }
+      } catch (e) {
+        for (const [pg, cause] of batch) if (!this.drifted.has(pg)) this.drifted.set(pg, cause);
+        throw e;
+      }
+    }
+    const held = [...this.heldUp];
+    this.heldUp.clear();
+    for (const [k, [pg, generation]] of held.entries()) {
+      try {
+        await repairs.settleRolloutNow(pg, generation);
+      } catch (e) {
+        for (const [p, g] of held.slice(k)) if (!this.heldUp.has(p)) this.heldUp.set(p, g);
         throw e;
       }
     }
@@ -510,7 +598,15 @@ export class ClusterCache implements ClusterView {
     for (const [run, assignments] of crashes) await this.reportCrashes(run, assignments);
   }
 
+  /**
+   * The LRP's crash reports, their indexes shown as /instances shows them: against the desired count of
+   * the LRP's record, read only when a crash is due (rare).
+   */
   private async reportCrashes(run: AppPodSummary[], assignments: ReadonlyMap<string, number>): Promise<void> {
-    if (this.deps.reportCrashes) await enqueueCrashReports(this.deps.reportCrashes, run, assignments);
+    const pg = run.find((p) => p.unreported)?.processGuid;
+    if (!this.deps.reportCrashes || pg === undefined) return;
+    const record = await this.deps.store.get(pg);
+    const desired = record ? (record.state === 'desired' ? record.lrp.instances : 0) : undefined;
+    await enqueueCrashReports(this.deps.reportCrashes, run, assignments, desired);
   }
 }

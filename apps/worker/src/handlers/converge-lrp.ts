@@ -32,6 +32,12 @@ export interface ConvergeHints {
    * removing a Secret and PDB that cannot exist yet. Wrong hints cost a call, never correctness.
    */
   fresh?: boolean;
+  /**
+   * The watch saw the workload deleted or its spec changed by someone else: write the record's spec even
+   * when the workload carries the record's generation (a hand edit keeps the stamp). Writing a spec the
+   * workload already has changes nothing on the API server, so a repair of our own repair ends there.
+   */
+  repair?: boolean;
 }
 
 export async function convergeLrp(
@@ -43,7 +49,10 @@ export async function convergeLrp(
   // object alone (the other writer may have applied a newer record than ours).
   for (let attempt = 1; ; attempt++) {
     try {
-      return await convergeOnce(deps, processGuid, attempt === 1 && hints.fresh === true);
+      return await convergeOnce(deps, processGuid, {
+        fresh: attempt === 1 && hints.fresh === true,
+        repair: hints.repair === true,
+      });
     } catch (err) {
       if (!(err instanceof ConflictError) || attempt >= CONFLICT_ATTEMPTS) throw err;
     }
@@ -53,13 +62,13 @@ export async function convergeLrp(
 async function convergeOnce(
   deps: HandlerDeps,
   processGuid: string,
-  fresh: boolean,
+  hints: Required<ConvergeHints>,
 ): Promise<NoRecord | Converged | Stopped> {
   // No record: it expired, or Redis lost it (then the sync rebuilds it from the cluster).
   const record = await deps.store.get(processGuid);
   if (!record) return { kind: 'no-record' };
   if (record.state === 'stopped') return stop(deps, record);
-  return apply(deps, record.lrp, record.generation, fresh).catch((err: unknown) => {
+  return apply(deps, record.lrp, record.generation, hints).catch((err: unknown) => {
     throw asRefusal(err, processGuid, record.generation);
   });
 }
@@ -92,7 +101,7 @@ async function apply(
   deps: HandlerDeps,
   lrp: DesiredLrp,
   generation: number,
-  fresh: boolean,
+  { fresh, repair }: Required<ConvergeHints>,
 ): Promise<Converged> {
   const { kube } = deps;
   const ns = lrp.namespace;
@@ -132,15 +141,18 @@ async function apply(
       workload = made.existing;
     }
   }
-  if (action !== 'created' && !sameGeneration(workload, generation)) {
+  const behind = !sameGeneration(workload, generation);
+  if (action !== 'created' && (behind || repair)) {
     // Replace with the read resourceVersion: a concurrent change is a Conflict, retried with a fresh read.
+    const read = workload.metadata.resourceVersion;
     workload = await v.replace(ns, {
       ...desired,
-      metadata: { ...desired.metadata, resourceVersion: workload.metadata.resourceVersion },
+      metadata: { ...desired.metadata, resourceVersion: read },
     });
-    action = 'updated';
+    // A repair that found the record's spec in place wrote nothing (no new resourceVersion).
+    action = behind ? 'updated' : workload.metadata.resourceVersion === read ? 'unchanged' : 'repaired';
     // A StatefulSet's rollout is watched so that crash-looping old pods cannot hold it up.
-    if (v.kind === 'statefulset') {
+    if (v.kind === 'statefulset' && action !== 'unchanged') {
       await deps.producer.settleRollout(
         { processGuid: lrp.processGuid, generation, check: 0 },
         rolloutCheckDelayMs(0),

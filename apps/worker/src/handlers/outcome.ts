@@ -33,7 +33,8 @@ export interface Skipped {
 /** An LRP's workload made to match its desired record. */
 export interface Converged {
   kind: 'converged';
-  action: 'created' | 'updated' | 'unchanged';
+  /** `repaired`: written again with the record's generation, after the watch saw it changed by hand. */
+  action: 'created' | 'updated' | 'repaired' | 'unchanged';
   workload: WorkloadKind;
   namespace: string;
   name: string;

@@ -2,7 +2,8 @@
  * settle-rollout: keeps a StatefulSet's rolling update from sticking (see rolloutStep). The converge
  * schedules the first check after each replace of a StatefulSet; each check deletes the old-revision pods
  * that are not ready and schedules the next, spaced out, until every pod runs the new revision, a newer
- * record takes over (its own converge schedules its own checks), or the checks run out.
+ * record takes over (its own converge schedules its own checks), or the checks run out. A rollout held
+ * up longer is looked at again whenever the watch sees its old-revision pods not ready (a check `once`).
  */
 import { lrpSelectorString, rolloutStep, workloadName } from '@opi/translation';
 import type { JobPayload } from '@opi/queue';
@@ -36,7 +37,7 @@ export async function settleRollout(
   const rolling = step.state === 'rolling' ? step : { remove: [], waiting: 0 };
   for (const name of rolling.remove) await deps.kube.deletePod(lrp.namespace, name);
   const next = p.check + 1;
-  const last = next >= ROLLOUT_CHECKS;
+  const last = p.once === true || next >= ROLLOUT_CHECKS;
   if (!last) await deps.producer.settleRollout({ ...p, check: next }, rolloutCheckDelayMs(next));
   return {
     kind: 'rollout-checked',

@@ -3,7 +3,7 @@
  * lifecycles, LRP bodies, task and staging bodies, mutations of them, and raw requests (bytes, headers).
  */
 export { deepJson, mutated, type Body } from './arbitraries/mutations.js';
-export { egressRule, desireBody, routes, updateBody } from './arbitraries/lrp-bodies.js';
+export { crowdedDesireBody, egressRule, desireBody, routes, updateBody } from './arbitraries/lrp-bodies.js';
 export { buildpackLifecycle, dockerLifecycle } from './arbitraries/lifecycles.js';
 export { HOSTILE, anyName, dnsLabel, hostile, labelValue, longName, nameUpTo } from './arbitraries/names.js';
 export { extraHeaders, rawBody, type RawBody } from './arbitraries/raw-requests.js';

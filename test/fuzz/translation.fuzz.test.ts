@@ -13,8 +13,22 @@ import {
   toDesiredStaging,
   toDesiredTask,
 } from '@opi/contract';
-import { jobName, lrpFromWorkload, lrpToDeployment, registrySecret, workloadName } from '@opi/translation';
-import { anyName, desireBody, labelValue, stagingBody, taskBody } from './arbitraries.js';
+import {
+  jobName,
+  lrpFromWorkload,
+  lrpToDeployment,
+  omittedFields,
+  registrySecret,
+  workloadName,
+} from '@opi/translation';
+import {
+  anyName,
+  crowdedDesireBody,
+  desireBody as ordinaryDesireBody,
+  labelValue,
+  stagingBody,
+  taskBody,
+} from './arbitraries.js';
 import { isDnsLabel, lrpObjectProblems, stagingObjectProblems, taskObjectProblems } from './k8s-validate.js';
 import { fuzz } from './run.js';
 
@@ -24,6 +38,12 @@ const DEFAULTS = {
   dropletRegistry: 'droplets.example.com',
   allowedNamespaces: 'any' as const,
 };
+
+/** Mostly ordinary desires, sometimes ones with more routes and egress rules than the annotations hold. */
+const desireBody = fc.oneof(
+  { arbitrary: ordinaryDesireBody, weight: 19 },
+  { arbitrary: crowdedDesireBody, weight: 1 },
+);
 
 function expectNone(problems: string[]): void {
   if (problems.length) throw new Error(problems.join('\n'));
@@ -66,6 +86,7 @@ describe('translation fuzz', () => {
   });
 
   it('a Deployment gives back a desired LRP that makes the same Deployment', async () => {
+    let omitted = 0;
     await fuzz(
       'desire → Deployment → desire',
       fc.property(desireBody, (body) => {
@@ -75,7 +96,20 @@ describe('translation fuzz', () => {
         const settings = { runAsNonRoot: true };
         const deployment = lrpToDeployment(lrp, settings);
         const back = lrpFromWorkload(deployment, registrySecret(lrp));
+        // Routes or egress rules too large to annotate: no record comes back (CC desires it again).
+        if (omittedFields(deployment.metadata.annotations ?? {}).length) {
+          expect(back).toBeUndefined();
+          omitted++;
+          return;
+        }
         if (!back) throw new Error('no desired LRP read back');
+        // Routes, egress rules and placement tags come back as the record holds them (JSON, in Redis).
+        const kept = (l: typeof lrp) => ({
+          routes: l.routes,
+          egressRules: l.egressRules,
+          placementTags: l.placementTags,
+        });
+        expect(kept(back)).toEqual(JSON.parse(JSON.stringify(kept(lrp))));
         // Rebuilt from the container when too large to annotate, variables the service sets itself (PORT,
         // CF_INSTANCE_*) may differ in the record, never in what runs: the same Deployment comes out.
         // (The stored record itself, the desired_lrp annotation, may then differ in those variables.)
@@ -85,6 +119,9 @@ describe('translation fuzz', () => {
         expect(again.metadata.labels).toEqual(deployment.metadata.labels);
       }),
       800,
+    );
+    process.stdout.write(
+      `fuzz desire → Deployment → desire: ${omitted} with a field too large to annotate\n`,
     );
   });
 

@@ -68,8 +68,10 @@ export interface DesiredLrp {
   userAnnotations: Record<string, string>;
   /**
    * What CC sends and the service keeps without acting on it yet: routing belongs to the platform's
-   * router, egress rules to a network policy, placement tags to isolation segments. Absent in records
-   * written before they were kept.
+   * router, egress rules to a network policy, placement tags to isolation segments. Recorded in Redis and
+   * on the workload's annotations (never in the pod template), so a rebuild after a Redis loss gets them
+   * back; an update replaces the routes, a desire all three. Absent in records written before they were
+   * kept.
    */
   routes?: Route[];
   egressRules?: EgressRule[];

@@ -47,6 +47,9 @@ describe('lrpToDeployment', () => {
           'cloudfoundry.org/space_name': 'dev',
           'cloudfoundry.org/org_name': 'acme',
           'cloudfoundry.org/desired_lrp': desiredLrpJson(lrp),
+          'cloudfoundry.org/placement_tags': '["iso-seg-1"]',
+          'cloudfoundry.org/routes': JSON.stringify(lrp.routes),
+          'cloudfoundry.org/egress_rules': JSON.stringify(lrp.egressRules),
         },
       },
       spec: {
@@ -341,6 +344,25 @@ describe('lrpToDeployment', () => {
       (d) => d.spec.template.metadata?.annotations,
       { 'prometheus.io/path': '/m', 'cloudfoundry.org/process_guid': PROCESS_GUID },
     ],
+    // On the workload's metadata, never in the pod template: a change rolls nothing.
+    [
+      'routes',
+      { routes: [{ hostname: 'new.example.com', port: 8080 }] },
+      (d) => [d.metadata.annotations?.['cloudfoundry.org/routes'], d.spec.template],
+      ['[{"hostname":"new.example.com","port":8080}]', build().spec.template],
+    ],
+    [
+      'egressRules',
+      { egressRules: [{ protocol: 'all', destinations: ['1.2.3.4'], log: false }] },
+      (d) => [d.metadata.annotations?.['cloudfoundry.org/egress_rules'], d.spec.template],
+      ['[{"protocol":"all","destinations":["1.2.3.4"],"log":false}]', build().spec.template],
+    ],
+    [
+      'placementTags',
+      { placementTags: [] },
+      (d) => [d.metadata.annotations?.['cloudfoundry.org/placement_tags'], d.spec.template],
+      ['[]', build().spec.template],
+    ],
   ];
 
   it('has a mapping case for every DesiredLrp field', () => {
@@ -361,6 +383,7 @@ describe('lrpToDeployment', () => {
   it.each<[string, Partial<DesiredLrp>]>([
     ['instances', { instances: 7 }],
     ['annotation', { annotation: '1700000000.0' }],
+    ['routes', { routes: [{ hostname: 'other.example.com/x', port: 9090 }] }],
   ])('leaves the pod template alone when only %s changes (no rollout)', (_what, overrides) => {
     expect(build(overrides).spec.template).toEqual(build().spec.template);
   });

@@ -1,6 +1,7 @@
 export type * from './k8s-objects.js';
 export * from './names.js';
 export * from './labels.js';
+export * from './kept-annotations.js';
 export * from './docker-config.js';
 export * from './env.js';
 export * from './probes.js';

@@ -1,10 +1,12 @@
 /**
  * Labels and annotations of LRP workloads. Labels are how the service finds its objects again (names are
  * only unique); annotations carry what does not fit a label value (≤ 63 characters): the 73-character
- * process guid, CC's `last_updated` and the whole desired state, so the cluster alone can rebuild it.
+ * process guid, CC's `last_updated` and the whole desired state (routes, egress rules and placement tags
+ * in annotations of their own: kept-annotations.ts), so the cluster alone can rebuild it.
  */
 import { type DesiredLrp, LABEL_VALUE } from '@opi/domain';
 import type { LabelSelector } from './k8s-objects.js';
+import { annotationBytes, keptAnnotations } from './kept-annotations.js';
 
 export const LABEL_GUID = 'cloudfoundry.org/guid';
 export const LABEL_VERSION = 'cloudfoundry.org/version';
@@ -72,8 +74,8 @@ export function lrpSelectorString(guid: string, version: string): string {
  * who can read Deployments could read them); they live in the image pull Secret.
  */
 export function desiredLrpJson(lrp: DesiredLrp): string {
-  // Routes, egress rules and placement tags change nothing in the workload and live in Redis only: on
-  // the Deployment they would be stale after an update (which patches replicas and last_updated alone).
+  // Routes, egress rules and placement tags have annotations of their own (kept-annotations.ts), each
+  // with its own room, so that many of them cannot push environment and command off this one.
   const {
     registry: _registry,
     routes: _routes,
@@ -94,12 +96,19 @@ export function desiredLrpJson(lrp: DesiredLrp): string {
  * the fuzz tests, test/fuzz). Without environment and command the rest is bounded by the contract.
  */
 export const DESIRED_LRP_MAX_BYTES = 160 * 1024;
+/** The API server's limit for all of an object's annotations, keys and values (TotalAnnotationSizeLimitB). */
+export const ANNOTATIONS_MAX_BYTES = 256 * 1024;
+/** Left for the annotations others add: the converge's generation, the Deployment controller's revision. */
+export const ANNOTATIONS_RESERVED_BYTES = 1024;
 /** Marks a stored desired LRP whose environment and command are only in the app container. */
 export const SPEC_IN_CONTAINER = 'environmentAndCommandInContainer';
 
-/** The workload's annotations. `last_updated` is CC's string, byte for byte: CC compares it as is. */
+/**
+ * The workload's annotations. `last_updated` is CC's string, byte for byte: CC compares it as is. Routes,
+ * egress rules and placement tags get what the others leave of the API server's limit.
+ */
 export function annotationsFor(lrp: DesiredLrp): Record<string, string> {
-  return {
+  const own = {
     [ANNOTATION_PROCESS_GUID]: lrp.processGuid,
     [ANNOTATION_LAST_UPDATED]: lrp.annotation,
     [ANNOTATION_APP_NAME]: lrp.appName,
@@ -107,6 +116,8 @@ export function annotationsFor(lrp: DesiredLrp): Record<string, string> {
     [ANNOTATION_ORG_NAME]: lrp.orgName,
     [ANNOTATION_DESIRED_LRP]: desiredLrpJson(lrp),
   };
+  const room = ANNOTATIONS_MAX_BYTES - ANNOTATIONS_RESERVED_BYTES - annotationBytes(own);
+  return { ...own, ...keptAnnotations(lrp, room) };
 }
 
 /**

@@ -31,6 +31,23 @@ export function sampleLrp(overrides: Partial<DesiredLrp> = {}): DesiredLrp {
     command: ['/bin/sh', '-c', 'bundle exec rackup'],
     registry: { server: 'registry.example.com', username: 'robot', password: 's3cr:et' },
     userAnnotations: { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
+    routes: [
+      { hostname: 'my-app.example.com', port: 8080 },
+      { hostname: 'my-app.example.com/api', port: 8080 },
+      { hostname: '*.example.com' },
+    ],
+    egressRules: [
+      { protocol: 'tcp', destinations: ['10.0.0.0/8'], ports: [443, 8443], log: false },
+      {
+        protocol: 'udp',
+        destinations: ['10.1.0.1-10.1.0.9'],
+        portRange: { start: 5000, end: 5100 },
+        log: true,
+        annotations: ['security_group_id:sg-1'],
+      },
+      { protocol: 'icmp', destinations: ['0.0.0.0/0'], icmpInfo: { type: 8, code: -1 }, log: false },
+    ],
+    placementTags: ['iso-seg-1'],
     ...overrides,
   };
 }

@@ -2,6 +2,12 @@ import { describe, expect, it } from '@jest/globals';
 import type { DesiredLrp } from '@opi/domain';
 import { lrpToDeployment } from './deployment.js';
 import type { Deployment, Secret } from './k8s-objects.js';
+import {
+  ANNOTATION_EGRESS_RULES,
+  ANNOTATION_PLACEMENT_TAGS,
+  ANNOTATION_ROUTES,
+  keptFromAnnotations,
+} from './kept-annotations.js';
 import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED, desiredLrpJson } from './labels.js';
 import { sampleLrp } from './lrp.fixture.js';
 import { lrpFromWorkload, parseDesiredLrp } from './rebuild.js';
@@ -9,6 +15,12 @@ import { registrySecret } from './pull-secret.js';
 import { lrpToStatefulSet } from './statefulset.js';
 
 const settings = { runAsNonRoot: true };
+
+/** The desire as a record written before routes, egress rules and placement tags were kept. */
+function withoutKept(lrp: DesiredLrp): DesiredLrp {
+  const { routes: _r, egressRules: _e, placementTags: _p, ...rest } = lrp;
+  return rest;
+}
 
 describe('lrpFromWorkload', () => {
   it.each<[string, DesiredLrp]>([
@@ -50,6 +62,50 @@ describe('lrpFromWorkload', () => {
         command: ['/bin/sh', '-c', 'c'.repeat(100 * 1024)],
       }),
     ],
+    [
+      'no routes, egress rules or placement tags (a record from before they were kept)',
+      withoutKept(sampleLrp()),
+    ],
+    [
+      'empty routes, egress rules and placement tags',
+      sampleLrp({ routes: [], egressRules: [], placementTags: [] }),
+    ],
+    [
+      'routes of every shape CC sends',
+      sampleLrp({
+        routes: [
+          { hostname: 'app.example.com', port: 8080 },
+          { hostname: 'www.app.example.com', port: 8080 },
+          { hostname: 'app.example.com/api', port: 9090 },
+          { hostname: '*.example.com', port: 8080 },
+          { hostname: 'no-port.example.com' },
+        ],
+      }),
+    ],
+    [
+      // Diego's SecurityGroupRule in protobuf JSON, as CC sends it (camelCase, defaults left out).
+      'egress rules of every shape CC sends',
+      sampleLrp({
+        egressRules: [
+          { protocol: 'tcp', destinations: ['10.0.0.1'], ports: [80, 443], log: false },
+          {
+            protocol: 'udp',
+            destinations: ['10.0.0.0-10.0.0.255'],
+            portRange: { start: 53, end: 54 },
+            log: true,
+          },
+          { protocol: 'icmp', destinations: ['0.0.0.0/0'], icmpInfo: { type: -1, code: -1 }, log: false },
+          { protocol: 'icmp', destinations: ['1.1.1.1'], icmpInfo: { type: 0, code: 0 }, log: false },
+          {
+            protocol: 'all',
+            destinations: ['192.168.0.0/16', '172.16.0.0/12'],
+            log: false,
+            annotations: ['security_group_id:a', 'security_group_id:b'],
+          },
+        ],
+      }),
+    ],
+    ['several placement tags', sampleLrp({ placementTags: ['iso-seg-1', 'persistent_isolation_segment'] })],
   ])('round-trips %s', (_what, lrp) => {
     expect(lrpFromWorkload(lrpToDeployment(lrp, settings), registrySecret(lrp))).toEqual(lrp);
     // A StatefulSet's index variables come from the downward API: not the request's, so not read back.
@@ -83,7 +139,15 @@ describe('lrpFromWorkload', () => {
         annotations: { [ANNOTATION_DESIRED_LRP]: d.metadata.annotations![ANNOTATION_DESIRED_LRP]! },
       },
     };
-    expect(lrpFromWorkload(stripped)).toEqual(sampleLrp({ registry: undefined }));
+    expect(lrpFromWorkload(stripped)).toEqual(withoutKept(sampleLrp({ registry: undefined })));
+  });
+
+  it('reads the routes an update wrote (the converge replaces the annotations with the record)', () => {
+    const routes = [{ hostname: 'moved.example.com/v2', port: 8080 }];
+    const updated = sampleLrp({ routes, instances: 4, annotation: '1700000000.2' });
+    expect(lrpFromWorkload(lrpToDeployment(updated, settings), registrySecret(updated))?.routes).toEqual(
+      routes,
+    );
   });
 
   it.each<[string, Secret | undefined]>([
@@ -109,8 +173,113 @@ describe('lrpFromWorkload', () => {
   });
 });
 
+describe('routes, egress rules and placement tags read back', () => {
+  const rule = { protocol: 'tcp', destinations: ['10.0.0.1'], log: false };
+  const workload = (key: string, value: string): Deployment => {
+    const d = lrpToDeployment(sampleLrp(), settings);
+    d.metadata.annotations = { ...d.metadata.annotations, [key]: value };
+    return d;
+  };
+
+  it.each<[string, string, Partial<DesiredLrp>]>([
+    [
+      ANNOTATION_ROUTES,
+      '[{"hostname":"a.example.com","port":8080},{"hostname":"*.example.com"}]',
+      { routes: [{ hostname: 'a.example.com', port: 8080 }, { hostname: '*.example.com' }] },
+    ],
+    [
+      ANNOTATION_EGRESS_RULES,
+      JSON.stringify([{ ...rule, portRange: { start: 1, end: 2 } }]),
+      { egressRules: [{ ...rule, portRange: { start: 1, end: 2 } }] },
+    ],
+    [ANNOTATION_PLACEMENT_TAGS, '["a","b"]', { placementTags: ['a', 'b'] }],
+  ])('reads %s = %s', (key, value, expected) => {
+    expect(lrpFromWorkload(workload(key, value), registrySecret(sampleLrp()))).toEqual(sampleLrp(expected));
+  });
+
+  // Anyone with edit rights can change an annotation: whatever is not what the service writes leaves the
+  // record to CC (which desires it again whole) rather than restoring a record that lacks part of it.
+  it.each<[string, string, string]>([
+    ['routes', ANNOTATION_ROUTES, '{'],
+    ['routes', ANNOTATION_ROUTES, 'null'],
+    ['routes', ANNOTATION_ROUTES, '{}'],
+    ['routes', ANNOTATION_ROUTES, '"a.example.com"'],
+    ['routes', ANNOTATION_ROUTES, '[1]'],
+    ['routes', ANNOTATION_ROUTES, '[null]'],
+    ['routes', ANNOTATION_ROUTES, '[{"port":8080}]'],
+    ['routes', ANNOTATION_ROUTES, '[{"hostname":1}]'],
+    ['routes', ANNOTATION_ROUTES, '[{"hostname":"a","port":"8080"}]'],
+    ['routes', ANNOTATION_ROUTES, '[{"hostname":"a","port":70000}]'],
+    ['routes', ANNOTATION_ROUTES, '[{"hostname":"a","port":-1}]'],
+    ['routes', ANNOTATION_ROUTES, '[{"hostname":"a","port":80.5}]'],
+    ['routes', ANNOTATION_ROUTES, '[{"hostname":"a","port":null}]'],
+    // A key the service never writes (here one CC drops before OPI) is not read in part.
+    ['routes', ANNOTATION_ROUTES, '[{"hostname":"a","route_service_url":"https://rs.example.com"}]'],
+    ['routes', ANNOTATION_ROUTES, 'omitted: 300000 bytes, more than the 200000 left'],
+    ['egress rules', ANNOTATION_EGRESS_RULES, '[{"destinations":["1.2.3.4"],"log":false}]'],
+    ['egress rules', ANNOTATION_EGRESS_RULES, '[{"protocol":6,"destinations":["1.2.3.4"],"log":false}]'],
+    ['egress rules', ANNOTATION_EGRESS_RULES, '[{"protocol":"tcp","destinations":"1.2.3.4","log":false}]'],
+    ['egress rules', ANNOTATION_EGRESS_RULES, '[{"protocol":"tcp","destinations":[1],"log":false}]'],
+    ['egress rules', ANNOTATION_EGRESS_RULES, '[{"protocol":"tcp","destinations":["1.2.3.4"]}]'],
+    ['egress rules', ANNOTATION_EGRESS_RULES, '[{"protocol":"tcp","destinations":["1.2.3.4"],"log":"true"}]'],
+    ['egress rules', ANNOTATION_EGRESS_RULES, JSON.stringify([{ ...rule, ports: [70000] }])],
+    ['egress rules', ANNOTATION_EGRESS_RULES, JSON.stringify([{ ...rule, ports: '443' }])],
+    ['egress rules', ANNOTATION_EGRESS_RULES, JSON.stringify([{ ...rule, ports: null }])],
+    ['egress rules', ANNOTATION_EGRESS_RULES, JSON.stringify([{ ...rule, portRange: { start: 1 } }])],
+    [
+      'egress rules',
+      ANNOTATION_EGRESS_RULES,
+      JSON.stringify([{ ...rule, portRange: { start: '1', end: 2 } }]),
+    ],
+    [
+      'egress rules',
+      ANNOTATION_EGRESS_RULES,
+      JSON.stringify([{ ...rule, portRange: { start: 1.5, end: 2 } }]),
+    ],
+    [
+      'egress rules',
+      ANNOTATION_EGRESS_RULES,
+      JSON.stringify([{ ...rule, portRange: { start: 1, end: 2, x: 3 } }]),
+    ],
+    ['egress rules', ANNOTATION_EGRESS_RULES, JSON.stringify([{ ...rule, icmpInfo: { type: 8 } }])],
+    ['egress rules', ANNOTATION_EGRESS_RULES, JSON.stringify([{ ...rule, icmpInfo: [8, 0] }])],
+    ['egress rules', ANNOTATION_EGRESS_RULES, JSON.stringify([{ ...rule, annotations: [1] }])],
+    // CC sends protobuf JSON (camelCase) in every version with an OPI client (407dd58502 on), and the
+    // contract reads only that: a snake_case key is not the service's, and a rule read without its
+    // range would allow every port.
+    [
+      'egress rules',
+      ANNOTATION_EGRESS_RULES,
+      JSON.stringify([{ ...rule, port_range: { start: 1, end: 2 } }]),
+    ],
+    ['egress rules', ANNOTATION_EGRESS_RULES, JSON.stringify([{ ...rule, icmp_info: { type: 8, code: 0 } }])],
+    ['egress rules', ANNOTATION_EGRESS_RULES, 'omitted: 300000 bytes, more than the 200000 left'],
+    ['placement tags', ANNOTATION_PLACEMENT_TAGS, '"iso-seg-1"'],
+    ['placement tags', ANNOTATION_PLACEMENT_TAGS, '{}'],
+    ['placement tags', ANNOTATION_PLACEMENT_TAGS, '[1]'],
+    ['placement tags', ANNOTATION_PLACEMENT_TAGS, '[null]'],
+    ['placement tags', ANNOTATION_PLACEMENT_TAGS, ''],
+  ])('restores no record from %s %s', (_what, key, value) => {
+    expect(lrpFromWorkload(workload(key, value))).toBeUndefined();
+    expect(keptFromAnnotations({ [key]: value })).toBeUndefined();
+  });
+
+  it('builds each item from its checked fields only', () => {
+    expect(
+      keptFromAnnotations({
+        [ANNOTATION_ROUTES]: '[{"hostname":"a"}]',
+        [ANNOTATION_EGRESS_RULES]: JSON.stringify([{ ...rule, icmpInfo: { type: 3, code: 4 } }]),
+      }),
+    ).toEqual({
+      routes: [{ hostname: 'a' }],
+      egressRules: [{ ...rule, icmpInfo: { type: 3, code: 4 } }],
+    });
+    expect(keptFromAnnotations({})).toEqual({});
+  });
+});
+
 describe('parseDesiredLrp', () => {
-  const { registry: _registry, ...stored } = sampleLrp();
+  const { registry: _registry, ...stored } = withoutKept(sampleLrp());
   const withField = (field: string, value: unknown) => JSON.stringify({ ...stored, [field]: value });
 
   it('ignores unknown fields', () => {

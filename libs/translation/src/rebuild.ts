@@ -1,31 +1,17 @@
 /**
- * The desired state read back from the cluster: the `cloudfoundry.org/desired_lrp` annotation, checked
- * field by field (anyone with edit rights can change it), with the values that updates change in place
- * taken from where updates put them.
+ * The desired state read back from the cluster: the `cloudfoundry.org/desired_lrp` annotation and the
+ * routes, egress rules and placement tags beside it (kept-annotations.ts), checked field by field (anyone
+ * with edit rights can change them), with instances and `last_updated` taken from the workload's own
+ * fields.
  */
 import type { DesiredLrp, HealthCheckType, VolumeMount } from '@opi/domain';
 import type { Deployment, Secret, StatefulSet } from './k8s-objects.js';
 import { APP_CONTAINER } from './deployment.js';
 import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED, SPEC_IN_CONTAINER } from './labels.js';
 import { credentialsFromDockerConfig } from './docker-config.js';
+import { isCount, isRecord, isString, stringMap } from './json-fields.js';
+import { keptFromAnnotations } from './kept-annotations.js';
 import { DOCKER_CONFIG_JSON_KEY } from './pull-secret.js';
-
-type Fields = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-const isString = (v: unknown): v is string => typeof v === 'string';
-const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-
-function stringMap(value: unknown): Record<string, string> | undefined {
-  if (!isRecord(value)) return undefined;
-  const entries = Object.entries(value);
-  return entries.every(([, v]) => isString(v))
-    ? Object.fromEntries(entries as [string, string][])
-    : undefined;
-}
 
 function healthCheckOf(value: unknown): DesiredLrp['healthCheck'] | undefined {
   if (!isRecord(value)) return undefined;
@@ -62,8 +48,13 @@ const STRING_FIELDS = [
 ] as const;
 const COUNT_FIELDS = ['instances', 'startTimeoutMs', 'memoryMb', 'diskMb', 'cpuWeight'] as const;
 
-/** A DesiredLrp from its stored JSON (without registry), or undefined if any field is missing or wrong. */
-export function parseDesiredLrp(json: string): Omit<DesiredLrp, 'registry'> | undefined {
+/**
+ * A DesiredLrp from its stored JSON (without registry, routes, egress rules and placement tags, which
+ * are not in it), or undefined if any field is missing or wrong.
+ */
+export function parseDesiredLrp(
+  json: string,
+): Omit<DesiredLrp, 'registry' | 'routes' | 'egressRules' | 'placementTags'> | undefined {
   let raw: unknown;
   try {
     raw = JSON.parse(json);
@@ -138,15 +129,17 @@ function containerSpecOf(
 
 /**
  * The DesiredLrp a workload made by lrpToDeployment or lrpToStatefulSet runs, or undefined when it
- * carries no valid desired state. Instances come from `spec.replicas` and the annotation from
- * `cloudfoundry.org/last_updated`, because a CC update patches those two in place; registry credentials
- * come from the image pull Secret when it is given, since they are never stored on the workload.
+ * carries no valid desired state, or not all of it (a kept field too large for its annotation: CC then
+ * desires the LRP again, see kept-annotations.ts). Instances come from `spec.replicas` and the annotation
+ * from `cloudfoundry.org/last_updated`, what the workload runs with; registry credentials come from the
+ * image pull Secret when it is given, since they are never stored on the workload.
  */
 export function lrpFromWorkload(workload: Deployment | StatefulSet, secret?: Secret): DesiredLrp | undefined {
   const annotations = workload.metadata.annotations ?? {};
   const json = annotations[ANNOTATION_DESIRED_LRP];
   const stored = json === undefined ? undefined : parseDesiredLrp(json);
-  if (!stored) return undefined;
+  const kept = keptFromAnnotations(annotations);
+  if (!stored || !kept) return undefined;
   const replicas = workload.spec?.replicas;
   const lastUpdated = annotations[ANNOTATION_LAST_UPDATED];
   const dockerConfig = secret?.data?.[DOCKER_CONFIG_JSON_KEY];
@@ -156,6 +149,7 @@ export function lrpFromWorkload(workload: Deployment | StatefulSet, secret?: Sec
       : credentialsFromDockerConfig(Buffer.from(dockerConfig, 'base64').toString('utf8'));
   return {
     ...stored,
+    ...kept,
     ...(json?.includes(`"${SPEC_IN_CONTAINER}":true`) ? containerSpecOf(workload, stored.ports) : {}),
     instances: isCount(replicas) ? replicas : stored.instances,
     annotation: lastUpdated ?? stored.annotation,

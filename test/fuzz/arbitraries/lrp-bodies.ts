@@ -50,23 +50,31 @@ const millis = fc.oneof(
 
 const appPort = fc.integer({ min: 1, max: 65535 });
 
-/** CC's HTTP routes of a process: `{"cf-router": [{hostname, port}]}`, the hostname maybe with a /path. */
-export const routes = fc.record({
-  'cf-router': fc.array(
-    fc.record(
-      {
-        hostname: fc.oneof(
-          { arbitrary: fc.domain(), weight: 4 },
-          { arbitrary: fc.tuple(fc.domain(), fc.webPath()).map(([d, p]) => `${d}${p}`), weight: 2 },
-          { arbitrary: nameUpTo(200), weight: 1 },
-        ),
-        port: appPort,
-      },
-      { requiredKeys: ['hostname'] },
+/** Hundreds or thousands of items: a few repeated, which is cheap to make. */
+function many<T>(item: fc.Arbitrary<T>, n: { min: number; max: number }) {
+  return fc
+    .tuple(fc.array(item, { minLength: 1, maxLength: 4 }), fc.integer(n))
+    .map(([items, count]) => Array.from({ length: count }, (_, i) => items[i % items.length]!));
+}
+
+const route = fc.record(
+  {
+    hostname: fc.oneof(
+      { arbitrary: fc.domain(), weight: 4 },
+      { arbitrary: fc.tuple(fc.domain(), fc.webPath()).map(([d, p]) => `${d}${p}`), weight: 2 },
+      { arbitrary: fc.domain().map((d) => `*.${d}`), weight: 1 },
+      { arbitrary: nameUpTo(200), weight: 1 },
     ),
-    { maxLength: 4 },
-  ),
-});
+    port: appPort,
+  },
+  { requiredKeys: ['hostname'] },
+);
+
+/**
+ * CC's HTTP routes of a process: `{"cf-router": [{hostname, port}]}`, the hostname maybe with a /path or
+ * a wildcard; up to the contract's 1,000.
+ */
+export const routes = fc.record({ 'cf-router': fc.array(route, { maxLength: 4 }) });
 
 const ipv4Range = fc.tuple(fc.ipV4(), fc.ipV4()).map(([a, b]) => `${a}-${b}`);
 const cidr = fc.tuple(fc.ipV4(), fc.integer({ min: 0, max: 32 })).map(([ip, n]) => `${ip}/${n}`);
@@ -198,6 +206,15 @@ export const desireBody = fc
     ...(namespace === undefined ? {} : { namespace }),
     process_guid: `${b.guid}-${b.version}`,
   }));
+
+/**
+ * A desire body with up to the contract's 1,000 routes and thousands of egress rules (large application
+ * security groups): more than the workload's annotations hold, for the translation's properties (the
+ * routes' fuzzing walks every field of a body, too slow at this size).
+ */
+export const crowdedDesireBody = fc
+  .tuple(desireBody, many(route, { min: 100, max: 1000 }), many(egressRule, { min: 200, max: 4000 }))
+  .map(([b, r, e]) => ({ ...b, routes: { 'cf-router': r }, egress_rules: e }));
 
 export const updateBody = fc.record({
   guid: labelValue,

@@ -10,6 +10,7 @@ import type { DesiredLrp, LrpRecord } from '@opi/domain';
 import {
   ANNOTATION_GENERATION,
   lrpSelectorString,
+  omittedFields,
   ownedBy,
   pdbFor,
   registrySecret,
@@ -126,6 +127,13 @@ async function apply(
     ...desired.metadata.annotations,
     [ANNOTATION_GENERATION]: String(generation),
   };
+  const omitted = omittedFields(desired.metadata.annotations);
+  if (omitted.length) {
+    deps.logger.warn(
+      { processGuid: lrp.processGuid, omitted },
+      'too large for the workload: kept in Redis only',
+    );
+  }
   let action: Converged['action'] = 'unchanged';
   if (!workload) {
     const made = await createOrGet(

@@ -6,7 +6,8 @@
  *     meanwhile is not.
  *  2. Writes the instances cache whole again from the view (repairs a lost or failed write).
  *  3. Reconciles: desired but missing or behind → converge; stopped but present → converge (delete);
- *     present with no record at all (Redis lost it) → rebuilt from the workload's annotations; an LRP
+ *     present with no record at all (Redis lost it) → rebuilt from the workload's annotations (unless
+ *     they do not hold the whole record: then CC desires it again, as it does every missing one); an LRP
  *     with a workload of each kind (see keepOlder) → the newer deleted, then converge.
  *  4. Tasks and staging (sync-jobs.ts): reported Jobs deleted after their time, lost runs enqueued again.
  * Only one sync runs at a time (a lock in Redis).
@@ -15,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { schedulingInfoJson } from '@opi/contract';
 import type { RecordSummary } from '@opi/state';
-import { type WorkloadKind, type WorkloadSummary, lrpFromWorkload } from '@opi/translation';
+import { type WorkloadKind, type WorkloadSummary, lrpFromWorkload, omittedFields } from '@opi/translation';
 import type { ClusterView } from '../cache/cluster-view.js';
 import type { HandlerDeps } from '../deps.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
@@ -114,7 +115,16 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
     const secretName = d.spec?.template.spec?.imagePullSecrets?.[0]?.name;
     const secret = secretName ? await kube.getSecret(d.metadata.namespace ?? '', secretName) : undefined;
     const lrp = lrpFromWorkload(d, secret);
-    if (lrp && (await store.adopt(lrp))) {
+    if (!lrp) {
+      // Not restored in part: CC desires every process missing from GET /apps again, whole.
+      const omitted = omittedFields(d.metadata.annotations ?? {});
+      deps.logger.warn(
+        { processGuid: pg, name: listed.name, ...(omitted.length ? { omitted } : {}) },
+        'the workload does not carry its whole desired state: left for CC to desire again',
+      );
+      continue;
+    }
+    if (await store.adopt(lrp)) {
       adopted++;
       deps.logger.info({ processGuid: pg }, 'desired state rebuilt from the cluster');
       await converge(pg, 'rebuilt');

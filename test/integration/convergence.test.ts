@@ -224,7 +224,8 @@ describe('a worker killed mid-job', () => {
 
 describe('a Redis flush', () => {
   let s: Service;
-  const DB = 7;
+  // Its own database per workload mode: the two jest projects run at the same time.
+  const DB = WORKLOAD_KIND === 'deployment' ? 7 : 8;
   beforeAll(async () => {
     s = await startService({ workers: 1, redisDb: DB });
   });

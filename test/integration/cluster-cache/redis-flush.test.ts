@@ -7,6 +7,7 @@ import { type CachedInstances, keys } from '@opi/state';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
 import { taskBody } from '../../support/task-body.js';
 import {
+  WORKLOAD_KIND,
   type Service,
   call,
   deployedGuids,
@@ -22,7 +23,8 @@ import { WATCHED_KINDS, counter } from './worker-metrics.js';
 
 describe('a Redis FLUSHDB', () => {
   // A database of its own, flushed only when it holds nothing but this service's keys.
-  const DB = 13;
+  // Its own database per workload mode: the two jest projects run at the same time.
+  const DB = WORKLOAD_KIND === 'deployment' ? 13 : 14;
   let cc: FakeCc;
   let s: Service;
   beforeAll(async () => {

@@ -183,15 +183,16 @@ describe('workers: a report CC never takes', () => {
       { connection: suite.redis, prefix: e.prefix, concurrency: 2, lockMs: 30_000, callbackRetry: window },
     );
     cc.answer(503, { body: { description: 'unavailable' } });
+    const pg = '6f1c2a3b-0000-4000-8000-00000000000a-7e2d3c4b-0000-4000-8000-00000000000b';
     const crash = {
-      processGuid: 'pg-window-0000',
+      processGuid: pg,
       instance: 'app-0',
       index: 0,
-      reason: 'Error',
+      reason: 'CRASHED',
       exitStatus: 1,
-      exitDescription: 'Error',
+      exitDescription: 'APP/PROC/WEB: Exited with status 1',
       crashCount: 1,
-      crashTimestamp: 1,
+      crashTimestamp: 1_764_000_000,
       podNamespace: 'cf-workloads',
       podUid: 'uid-window',
       reportedUpTo: 0,
@@ -209,7 +210,7 @@ describe('workers: a report CC never takes', () => {
     );
     expect(job.attemptsMade).toBeGreaterThan(8);
     // Each try posted once, and the last one fell on the window's end, not before it.
-    expect(cc.callsTo('/internal/v4/apps/pg-window-0000/crashed')).toHaveLength(job.attemptsMade);
+    expect(cc.callsTo(`/internal/v4/apps/${pg}/crashed`)).toHaveLength(job.attemptsMade);
     expect((job.finishedOn ?? 0) - job.timestamp).toBeGreaterThanOrEqual(window.windowMs);
     // Only the last few stacks are kept, however many tries there were.
     expect(job.stacktrace?.length).toBeLessThanOrEqual(3);

@@ -235,10 +235,29 @@ async function dispatchReport(deps: HandlerDeps, opts: WorkerOptions, job: Job):
       !retryWindowPassed(opts.callbackRetry, job.timestamp, Date.now())
     )
       throw err;
+    await giveUpTaskReport(deps, job);
     throw new RetryWindowPassedError(
       opts.callbackRetry,
       job.timestamp,
       err instanceof Error ? err.message : String(err),
+    );
+  }
+}
+
+/**
+ * A task whose completion CC never took leaves `GET /tasks`: CC's task sync then fails it ("Unable to
+ * determine completion status"), as it does a task Diego lost, instead of showing it running for ever.
+ */
+async function giveUpTaskReport(deps: HandlerDeps, job: Job): Promise<void> {
+  if (job.name !== JOBS.reportTask.name) return;
+  const payload = JOBS.reportTask.schema.safeParse(job.data);
+  if (!payload.success) return;
+  try {
+    await deps.tasks.markTaskReported(payload.data.taskGuid);
+  } catch (err) {
+    deps.logger.warn(
+      { taskGuid: payload.data.taskGuid, err: err instanceof Error ? err.message : String(err) },
+      'could not take an undelivered task off GET /tasks; the sync reports it again',
     );
   }
 }

@@ -22,6 +22,7 @@ import {
   seedPod,
 } from '../../support/handler-deps.js';
 import { pod } from '../../support/handler-sync.js';
+import { TASK_GUID, sampleTask } from '../../../libs/translation/src/job.fixture.js';
 
 const suite = handlerSuite('workers-dispatch');
 
@@ -214,5 +215,34 @@ describe('workers: a report CC never takes', () => {
     expect((job.finishedOn ?? 0) - job.timestamp).toBeGreaterThanOrEqual(window.windowMs);
     // Only the last few stacks are kept, however many tries there were.
     expect(job.stacktrace?.length).toBeLessThanOrEqual(3);
+  });
+
+  it("takes a task whose completion CC never took off GET /tasks, so CC's task sync fails it", async () => {
+    const e = await suite.newEnv();
+    await running?.close(5000);
+    running = startWorkers(
+      { ...e.deps, ccInternalUrl: cc.url },
+      {
+        connection: suite.redis,
+        prefix: e.prefix,
+        concurrency: 2,
+        lockMs: 30_000,
+        callbackRetry: { firstDelayMs: 20, maxDelayMs: 100, windowMs: 800 },
+      },
+    );
+    cc.answer(503, { body: { description: 'unavailable' } });
+    const task = sampleTask({ completionCallback: `${cc.url}/internal/v4/tasks/${TASK_GUID}/completed` });
+    await e.deps.tasks.createTask(task);
+    await e.deps.tasks.setTaskOutcome(TASK_GUID, {
+      failed: true,
+      failureReason: 'APP/TASK/migrate: Exited with status 3',
+    });
+    expect(await e.deps.tasks.unreportedTaskGuids()).toEqual([TASK_GUID]);
+    await e.producer.reportTask(TASK_GUID);
+    const id = jobId('report-task', TASK_GUID);
+    const queue = e.producer.queues[QUEUE_NAMES.callback];
+    await eventually(async () => (await queue.getJobState(id)) === 'failed', 'the report to fail', 20_000);
+    expect(cc.callsTo(`/internal/v4/tasks/${TASK_GUID}/completed`).length).toBeGreaterThan(1);
+    expect(await e.deps.tasks.unreportedTaskGuids()).toEqual([]);
   });
 });

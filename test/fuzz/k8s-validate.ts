@@ -129,13 +129,19 @@ function probeProblems(where: string, p: Probe | undefined): string[] {
   ];
 }
 
-function containerProblems(where: string, c: Container, volumeNames: Set<string>): string[] {
+function containerProblems(
+  where: string,
+  c: Container,
+  volumeNames: Set<string>,
+  clusterJudged: ReadonlySet<string>,
+): string[] {
   const out: string[] = [];
   if (!isDnsLabel(c.name)) out.push(`${where}.name ${JSON.stringify(c.name)} is not a DNS-1123 label`);
   if (!c.image || c.image.trim() !== c.image) out.push(`${where}.image ${JSON.stringify(c.image)} is blank`);
   // A name twice is allowed (the last one wins, the API server only warns), as in CC's task arrays.
   for (const e of c.env ?? []) {
-    if (!ENV_NAME.test(e.name)) out.push(`${where}.env name ${JSON.stringify(e.name)} is invalid`);
+    if (!ENV_NAME.test(e.name) && !clusterJudged.has(e.name))
+      out.push(`${where}.env name ${JSON.stringify(e.name)} is invalid`);
   }
   for (const p of c.ports ?? []) {
     if (!(Number.isInteger(p.containerPort) && p.containerPort >= 1 && p.containerPort <= 65535)) {
@@ -156,7 +162,7 @@ function containerProblems(where: string, c: Container, volumeNames: Set<string>
   return out;
 }
 
-function podSpecProblems(where: string, spec: PodSpec): string[] {
+function podSpecProblems(where: string, spec: PodSpec, clusterJudged: ReadonlySet<string>): string[] {
   const out: string[] = [];
   const volumeNames = new Set<string>();
   for (const v of spec.volumes ?? []) {
@@ -172,7 +178,7 @@ function podSpecProblems(where: string, spec: PodSpec): string[] {
   spec.containers.forEach((c, i) => {
     if (names.has(c.name)) out.push(`${where}.containers ${c.name} twice`);
     names.add(c.name);
-    out.push(...containerProblems(`${where}.containers[${i}]`, c, volumeNames));
+    out.push(...containerProblems(`${where}.containers[${i}]`, c, volumeNames, clusterJudged));
   });
   for (const s of spec.imagePullSecrets ?? []) {
     if (!isDnsSubdomain(s.name)) out.push(`${where}.imagePullSecrets ${JSON.stringify(s.name)}`);
@@ -187,7 +193,11 @@ function podSpecProblems(where: string, spec: PodSpec): string[] {
  * A Deployment: its name is a DNS-1123 label (pods take it, plus a hash, as their name and
  * hostname), the selector matches the template's labels, replicas is an int32.
  */
-export function deploymentProblems(d: Deployment, namespace: string): string[] {
+export function deploymentProblems(
+  d: Deployment,
+  namespace: string,
+  clusterJudged: ReadonlySet<string> = new Set(),
+): string[] {
   const out = metaProblems('deployment.metadata', d.metadata, namespace, 'label');
   if (d.metadata.name.length > 63) out.push('deployment name longer than 63');
   if (!d.spec) return [...out, 'deployment without spec'];
@@ -201,7 +211,7 @@ export function deploymentProblems(d: Deployment, namespace: string): string[] {
     ...metaProblems('deployment.spec.template.metadata', d.spec.template.metadata ?? {}, undefined, 'none'),
   );
   if (!d.spec.template.spec) return [...out, 'deployment without pod spec'];
-  out.push(...podSpecProblems('deployment.spec.template.spec', d.spec.template.spec));
+  out.push(...podSpecProblems('deployment.spec.template.spec', d.spec.template.spec, clusterJudged));
   return out;
 }
 
@@ -212,7 +222,7 @@ export function jobProblems(j: Job, namespace: string): string[] {
   out.push(...metaProblems('job.spec.template.metadata', j.spec.template.metadata ?? {}, undefined, 'none'));
   const pod = j.spec.template.spec;
   if (!pod) return [...out, 'job without pod spec'];
-  out.push(...podSpecProblems('job.spec.template.spec', pod));
+  out.push(...podSpecProblems('job.spec.template.spec', pod, new Set()));
   if (pod.restartPolicy !== 'Never') out.push('job restartPolicy is not Never');
   return out;
 }
@@ -248,7 +258,10 @@ export function selectorStringProblems(selector: string): string[] {
 
 /** Every object a worker makes for one desired LRP (Deployment, pull Secret, PDB) and the selector it lists by. */
 export function lrpObjectProblems(lrp: DesiredLrp, namespace: string): string[] {
-  const out = deploymentProblems(lrpToDeployment(lrp, { runAsNonRoot: true }), namespace);
+  // An app's own env var names are the cluster's to judge (decision 7): one it refuses is shown in
+  // /instances (test/integration/desire-refused.test.ts), so only the names we add are checked here.
+  const appNames = new Set(Object.keys(lrp.environment));
+  const out = deploymentProblems(lrpToDeployment(lrp, { runAsNonRoot: true }), namespace, appNames);
   const secret = registrySecret(lrp);
   if (secret) out.push(...secretProblems(secret, namespace));
   const pdb = pdbFor(lrp);

@@ -13,21 +13,12 @@ import {
   stagingCompletedBody,
   taskCompletedBody,
 } from '@opi/callbacks';
+import { ccCrashReport } from '../../support/crash-report.js';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
 import { TASK_PATH, guid, taskCompletion, taskUrl, thrown } from './calls.js';
 
 /** A crash report CC takes. */
-const crash = (pg: string) =>
-  crashReportBody({
-    processGuid: pg,
-    instance: 'app-0',
-    index: 0,
-    reason: 'CRASHED',
-    exitStatus: 1,
-    exitDescription: 'APP/PROC/WEB: Exited with status 1',
-    crashCount: 2,
-    crashTimestamp: 1589212345,
-  });
+const crash = (pg: string) => crashReportBody(ccCrashReport(pg, { crashCount: 2 }));
 
 const SECRET_USER = 'cc_internal_user';
 const SECRET_PASSWORD = 's3cr3t-pa55';

@@ -3,11 +3,11 @@
  * field for field: routes (an update's too), egress rules and placement tags included; an update that
  * changed only the routes rolled no pod.
  */
-import { Redis } from 'ioredis';
 import type { LrpRecord } from '@opi/domain';
 import { keys } from '@opi/state';
 import { ANNOTATION_GENERATION, ANNOTATION_ROUTES } from '@opi/translation';
 import { WORKLOAD_KIND, type Service, call, eventually, lrpWorkloads, startService } from '../harness.js';
+import { flushServiceDb } from './flush.js';
 import { type Lrp, desire, livePods, lrp, settledEntry } from './lrps.js';
 import { HOUR_MS } from './queues.js';
 
@@ -120,14 +120,7 @@ describe('the records rebuilt after a Redis flush', () => {
     for (const a of apps) originals.set(a.pg, (await record(s, a)).lrp);
     expect((originals.get(first.pg) as { routes: unknown }).routes).toEqual(routes['cf-router']);
 
-    const db = new Redis(`redis://127.0.0.1:6379/${DB}`);
-    try {
-      const foreign = (await db.keys('*')).filter((key) => !key.startsWith(`${s.settings.queuePrefix}:`));
-      expect(foreign).toEqual([]);
-      await db.flushdb();
-    } finally {
-      db.disconnect();
-    }
+    await flushServiceDb(s, DB);
     await expect(s.redis.get(keys(s.settings.queuePrefix).lrp(first.pg))).resolves.toBeNull();
 
     // The cache writer notices the flush on its own and its sync rebuilds the records (no CC request).

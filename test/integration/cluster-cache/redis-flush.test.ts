@@ -2,7 +2,6 @@
  * A Redis FLUSHDB under the watched cache: the worker relists on its own and the records, the cache (the
  * same pods) and the running tasks come back, the fence kept.
  */
-import { Redis } from 'ioredis';
 import { type CachedInstances, keys } from '@opi/state';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
 import { taskBody } from '../../support/task-body.js';
@@ -16,6 +15,7 @@ import {
   startService,
   uuid,
 } from '../harness.js';
+import { flushServiceDb } from './flush.js';
 import { desire, lrp, settledEntry } from './lrps.js';
 import { HOUR_MS } from './queues.js';
 import { taskGuids } from './tasks.js';
@@ -55,14 +55,7 @@ describe('a Redis FLUSHDB', () => {
     const fence = await s.redis.get(k.cacheFence);
     expect(fence).not.toBeNull();
 
-    const db = new Redis(`redis://127.0.0.1:6379/${DB}`);
-    try {
-      const foreign = (await db.keys('*')).filter((key) => !key.startsWith(`${s.settings.queuePrefix}:`));
-      expect(foreign).toEqual([]);
-      await db.flushdb();
-    } finally {
-      db.disconnect();
-    }
+    await flushServiceDb(s, DB);
     expect((await schedulingInfos(s.base)).size).toBe(0);
 
     const infos = await eventually(async () => {

@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import type { DesiredLrp } from '@opi/domain';
 import type { FaultRule } from '@opi/kube';
 import { QUEUE_NAMES, jobId } from '@opi/queue';
+import { ccCrashReport } from '../../support/crash-report.js';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
 import { type RunningWorkers, startWorkers } from '../../../apps/worker/src/index.js';
 import { eventually } from '../../support/eventually.js';
@@ -186,14 +187,7 @@ describe('workers: a report CC never takes', () => {
     cc.answer(503, { body: { description: 'unavailable' } });
     const pg = '6f1c2a3b-0000-4000-8000-00000000000a-7e2d3c4b-0000-4000-8000-00000000000b';
     const crash = {
-      processGuid: pg,
-      instance: 'app-0',
-      index: 0,
-      reason: 'CRASHED',
-      exitStatus: 1,
-      exitDescription: 'APP/PROC/WEB: Exited with status 1',
-      crashCount: 1,
-      crashTimestamp: 1_764_000_000,
+      ...ccCrashReport(pg, { crashTimestamp: 1_764_000_000 }),
       podNamespace: 'cf-workloads',
       podUid: 'uid-window',
       reportedUpTo: 0,

@@ -454,7 +454,10 @@ export class ClusterCache implements ClusterView {
       this.drifted.set(held.processGuid, `watch-${drift === 'deleted' ? 'd' : 'e'}${held.rv}`);
       this.schedule();
     }
-    if (next && rolloutHeldUp(next, this.podsOf(next.processGuid))) this.markHeldUp(next);
+    // Only a StatefulSet's rollout can be held up: a Deployment's status events gather no pods.
+    if (next?.kind === 'statefulset' && rolloutHeldUp(next, this.podsOf(next.processGuid))) {
+      this.markHeldUp(next);
+    }
   }
 
   /** A StatefulSet pod of an older revision, not ready: its rollout is held up (rollout.ts). */

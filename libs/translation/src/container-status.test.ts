@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { containerStatusOf, latestTermination, terminationDescription } from './container-status.js';
+import { containerStatusOf, latestTermination } from './container-status.js';
 import type { ContainerStateTerminated, ContainerStatus, Pod } from './k8s-objects.js';
 
 const status = (name: string, extra: Partial<ContainerStatus> = {}): ContainerStatus => ({
@@ -39,18 +39,5 @@ describe('latestTermination', () => {
     ['none', { state: { running: {} } }, undefined],
   ])('%s', (_what, extra, expected) => {
     expect(latestTermination(status('opi', extra))).toEqual(expected);
-  });
-});
-
-describe('terminationDescription', () => {
-  it.each<[ContainerStateTerminated | undefined, string]>([
-    [undefined, ''],
-    [{ exitCode: 1 }, ''],
-    [{ exitCode: 137, reason: 'OOMKilled' }, 'OOMKilled'],
-    [{ exitCode: 2, reason: 'Error', message: 'panic: boom\n' }, 'Error: panic: boom'],
-    [{ exitCode: 2, message: 'only a message' }, 'only a message'],
-    [{ exitCode: 2, reason: 'Error', message: '  ' }, 'Error'],
-  ])('%j → %j', (terminated, expected) => {
-    expect(terminationDescription(terminated)).toBe(expected);
   });
 });

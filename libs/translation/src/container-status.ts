@@ -14,8 +14,3 @@ export function containerStatusOf(pod: Pod, name: string): ContainerStatus | und
 export function latestTermination(status: ContainerStatus): ContainerStateTerminated | undefined {
   return status.state?.terminated ?? status.lastState?.terminated;
 }
-
-/** `<reason>: <message>` of a termination, e.g. `OOMKilled` or `Error: panic: boom`; '' when neither is known. */
-export function terminationDescription(terminated: ContainerStateTerminated | undefined): string {
-  return [terminated?.reason, terminated?.message?.trim()].filter(Boolean).join(': ');
-}

@@ -21,7 +21,6 @@ describe('@opi/translation', () => {
       'rolloutStep',
       'podToInstance',
       'assignIndexes',
-      'crashInfo',
       'taskJobName',
       'taskToJob',
       'taskRegistrySecret',

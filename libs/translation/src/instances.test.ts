@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InstanceInfo, InstanceState } from '@opi/domain';
-import type { CrashInfo } from './instances.js';
-import { crashInfo, instanceStateOf, placementErrorOf, podToInstance, sinceNsOf } from './instances.js';
+import { instanceStateOf, placementErrorOf, podToInstance, sinceNsOf } from './instances.js';
 import type { ContainerState, ContainerStatus, Pod, PodCondition, PodPhase } from './k8s-objects.js';
 
 const T0 = '2020-05-11T15:52:25Z';
@@ -212,87 +211,5 @@ describe('podToInstance', () => {
     ],
   ])('%s', (_what, p, index, expected) => {
     expect(podToInstance(p, index)).toEqual(expected);
-  });
-});
-
-describe('crashInfo', () => {
-  const lastExit = (exitCode: number, reason: string, message?: string): ContainerState => ({
-    terminated: { exitCode, reason, ...(message ? { message } : {}), startedAt: T0, finishedAt: T1 },
-  });
-
-  it.each<[string, Pod, CrashInfo | undefined]>([
-    ['a running pod', pod('Running', { ...onNode, containers: [running(true)] }), undefined],
-    ['a pod without status', { metadata: { name: 'p' } }, undefined],
-    [
-      'a running pod that crashed before (not crashed now)',
-      pod('Running', {
-        ...onNode,
-        containers: [{ ...running(true), restartCount: 1, lastState: lastExit(1, 'Error') }],
-      }),
-      undefined,
-    ],
-    [
-      'crash loop after an error exit',
-      pod('Running', {
-        ...onNode,
-        containers: [
-          {
-            ...waiting('CrashLoopBackOff', 'back-off 10s'),
-            restartCount: 3,
-            lastState: lastExit(1, 'Error'),
-          },
-        ],
-      }),
-      {
-        reason: 'CrashLoopBackOff',
-        exitStatus: 1,
-        exitDescription: 'Error',
-        crashCount: 3,
-        crashTimestamp: 1589212380,
-      },
-    ],
-    [
-      'crash loop after an OOM kill',
-      pod('Running', {
-        ...onNode,
-        containers: [
-          { ...waiting('CrashLoopBackOff'), restartCount: 2, lastState: lastExit(137, 'OOMKilled') },
-        ],
-      }),
-      {
-        reason: 'CrashLoopBackOff',
-        exitStatus: 137,
-        exitDescription: 'OOMKilled',
-        crashCount: 2,
-        crashTimestamp: 1589212380,
-      },
-    ],
-    [
-      'terminated right now, with a termination message',
-      pod('Running', {
-        ...onNode,
-        containers: [{ ...status(lastExit(2, 'Error', 'panic: boom')), restartCount: 0 }],
-      }),
-      {
-        reason: 'Error',
-        exitStatus: 2,
-        exitDescription: 'Error: panic: boom',
-        crashCount: 0,
-        crashTimestamp: 1589212380,
-      },
-    ],
-    [
-      'an image pull failure (never ran)',
-      pod('Pending', { ...onNode, containers: [waiting('ErrImagePull', 'pull access denied for nope')] }),
-      {
-        reason: 'ErrImagePull',
-        exitStatus: 0,
-        exitDescription: 'pull access denied for nope',
-        crashCount: 0,
-        crashTimestamp: 0,
-      },
-    ],
-  ])('%s', (_what, p, expected) => {
-    expect(crashInfo(p)).toEqual(expected);
   });
 });

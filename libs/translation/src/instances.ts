@@ -1,9 +1,9 @@
 /** Pods as CC's instances: Diego's states, start times, indexes and crash details. */
 import type { InstanceInfo, InstanceState } from '@opi/domain';
-import { containerStatusOf, latestTermination, terminationDescription } from './container-status.js';
+import { containerStatusOf } from './container-status.js';
 import { APP_CONTAINER } from './deployment.js';
 import type { ContainerStatus, Pod } from './k8s-objects.js';
-import { unixNanos, unixSeconds } from './time.js';
+import { unixNanos } from './time.js';
 
 /** Waiting reasons after which the container will not run without a change or a back-off. */
 export const CRASH_WAITING_REASONS: ReadonlySet<string> = new Set([
@@ -95,38 +95,5 @@ export function podToInstance(pod: Pod, index: number): InstanceInfo {
     state,
     ...(message ? { placementError: placementErrorOf(message) } : {}),
     podName: pod.metadata.name,
-  };
-}
-
-export interface CrashInfo {
-  /** The waiting reason (e.g. CrashLoopBackOff, ErrImagePull), else the termination's (Error, OOMKilled). */
-  reason: string;
-  /** The last exit code, 0 when the container never ran (e.g. an image pull failure). */
-  exitStatus: number;
-  /** The termination's reason and message (e.g. `OOMKilled`), else the waiting message. */
-  exitDescription: string;
-  /** The container's restartCount. */
-  crashCount: number;
-  /** Unix seconds the container last terminated, 0 when it never ran. */
-  crashTimestamp: number;
-}
-
-/**
- * Details of the pod's first crashed container (same test as the CRASHED state), or undefined. The
- * termination is the current one, else the previous run's (a container in CrashLoopBackOff waits, and its
- * exit is in lastState). Callers report a crash once per (pod, crashCount), not once per poll.
- */
-export function crashInfo(pod: Pod): CrashInfo | undefined {
-  const crashed = allStatuses(pod).find(isCrashed);
-  if (!crashed) return undefined;
-  const waiting = crashed.state?.waiting;
-  const terminated = latestTermination(crashed);
-  const description = terminationDescription(terminated);
-  return {
-    reason: waiting?.reason || terminated?.reason || 'Error',
-    exitStatus: terminated?.exitCode ?? 0,
-    exitDescription: description || waiting?.message || '',
-    crashCount: crashed.restartCount,
-    crashTimestamp: unixSeconds(terminated?.finishedAt) ?? 0,
   };
 }

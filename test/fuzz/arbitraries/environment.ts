@@ -5,10 +5,16 @@
 import fc from 'fast-check';
 
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]{0,40}$/;
+/** Names CC accepts that clusters allow only from 1.32 (printable ASCII but `=`): the cluster judges them. */
+const RELAXED_ENV_NAME = /^[!-<>-~][ -<>-~]{0,30}$/;
 
+/** Names of an LRP's environment: any CC accepts, the relaxed ones too (decision 7). */
 export const envName = fc.oneof(
-  fc.stringMatching(ENV_NAME),
+  { arbitrary: fc.stringMatching(ENV_NAME), weight: 4 },
+  { arbitrary: fc.stringMatching(RELAXED_ENV_NAME), weight: 1 },
   fc.constantFrom(
+    'MY VAR',
+    '1ST',
     'PORT',
     'CF_INSTANCE_PORT',
     'POD_NAME',
@@ -20,6 +26,12 @@ export const envName = fc.oneof(
   ),
 );
 
+/** Names of a task's or staging's environment, which keep Kubernetes' old rule (decision 7). */
+const strictEnvName = fc.oneof(
+  fc.stringMatching(ENV_NAME),
+  fc.constantFrom('PORT', 'VCAP_SERVICES', '__proto__', 'constructor', '.', '-'),
+);
+
 /** Environment values, sometimes large (CC puts VCAP_SERVICES and VCAP_APPLICATION here). */
 export const envValue = fc.oneof(
   { arbitrary: fc.string({ unit: 'grapheme', maxLength: 60 }), weight: 6 },
@@ -28,6 +40,9 @@ export const envValue = fc.oneof(
 );
 
 /** Diego's EnvironmentVariable in protobuf JSON: a value that is "" is left out. */
-export const envArray = fc.array(fc.record({ name: envName, value: envValue }, { requiredKeys: ['name'] }), {
-  maxLength: 6,
-});
+export const envArray = fc.array(
+  fc.record({ name: strictEnvName, value: envValue }, { requiredKeys: ['name'] }),
+  {
+    maxLength: 6,
+  },
+);

@@ -140,6 +140,15 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
     kind: 'Secret',
     fields: { type: (o) => str(o['type']) },
   }),
+  def({
+    group: '',
+    version: 'v1',
+    plural: 'resourcequotas',
+    kind: 'ResourceQuota',
+    shortNames: ['quota'],
+    subresources: ['status'],
+    hasStatus: true,
+  }),
   def({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', shortNames: ['cm'] }),
   def({
     group: '',

@@ -22,6 +22,7 @@ import { EventHistory, type StoreEvent } from './store-history.js';
 import { type ListQuery, type ListResult, lowerBound, objectKey, readPage } from './store-paging.js';
 import { sameJson, timestamp } from './store-values.js';
 import type { KubeObject, ObjectMeta } from './types.js';
+import { admitPod } from './quota.js';
 import { generatedName } from './validation.js';
 
 export { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from './store-deletion.js';
@@ -238,17 +239,30 @@ export class Store {
     delete o.metadata.deletionGracePeriodSeconds;
     if (!resource.namespaced) delete o.metadata.namespace;
     if (resource.hasStatus && resource.kind !== 'Namespace') delete o['status'];
-    // Spec-carrying kinds count spec changes; pods (of the versions we mirror) carry no generation.
-    const counted = resource.hasStatus && resource.kind !== 'Pod';
+    // Spec-carrying kinds count spec changes; pods (of the versions we mirror) and quotas carry no generation.
+    const counted = resource.hasStatus && resource.kind !== 'Pod' && resource.kind !== 'ResourceQuota';
     if (counted) o.metadata.generation = 1;
     applyDefaults(resource, o, true);
     const causes = validateObject(resource, o, undefined, this.minorVersion);
     if (causes.length) throw errors.invalid(resource.kind, resource.group, o.metadata.name, causes);
+    // Validating admission runs after validation, before the name is taken (genericregistry Store.Create).
+    if (resource.kind === 'Pod' && resource.group === '') this.admitPod(body, o, namespace ?? '');
     if (this.get(resource, namespace, o.metadata.name)) {
       throw errors.alreadyExists(resource.plural, resource.group, o.metadata.name);
     }
     if (options.dryRun) return { ...o, metadata: { ...o.metadata, resourceVersion: String(this.rv) } };
     return this.commit(resource, 'ADDED', o, undefined);
+  }
+
+  /** ResourceQuota admission (quota.ts); the error names the pod as the request did (name or generateName). */
+  private admitPod(request: KubeObject, pod: KubeObject, namespace: string): void {
+    const quotas = this.registry.types.find((t) => t.kind === 'ResourceQuota' && t.group === '');
+    if (!quotas) return;
+    const list = this.all(quotas, namespace);
+    if (list.length === 0) return;
+    const named: KubeObject = { ...pod, metadata: { ...pod.metadata, name: request.metadata.name ?? '' } };
+    const pods = this.registry.get('', 'pods');
+    admitPod(named, list, () => this.all(pods, namespace), this.now(), this.minorVersion);
   }
 
   /**

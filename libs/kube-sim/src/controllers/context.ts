@@ -16,6 +16,7 @@ export interface Types {
   statefulsets: ResourceType;
   controllerrevisions: ResourceType;
   jobs: ResourceType;
+  resourcequotas: ResourceType;
 }
 
 export class Context {
@@ -39,6 +40,7 @@ export class Context {
       statefulsets: r.get('apps', 'statefulsets'),
       controllerrevisions: r.get('apps', 'controllerrevisions'),
       jobs: r.get('batch', 'jobs'),
+      resourcequotas: r.get('', 'resourcequotas'),
     };
     this.recorder = new EventRecorder(store, this.types.events, this.timers);
   }

@@ -10,7 +10,12 @@ import type { Context } from './context.js';
 import { POD_TEMPLATE_HASH, equalIgnoringHash, templateHash } from './hash.js';
 import { controllerOf, omitZero, ownerRef, splitKey, timestamp } from './pods.js';
 import { KeyedController } from './queue.js';
-import type { ReplicaSetSpec, ReplicaSetStatus } from './replicaset.js';
+import {
+  REPLICA_FAILURE,
+  type ReplicaSetCondition,
+  type ReplicaSetSpec,
+  type ReplicaSetStatus,
+} from './replicaset.js';
 
 const SOURCE = { component: 'deployment-controller' };
 const REVISION = 'deployment.kubernetes.io/revision';
@@ -467,6 +472,7 @@ export class DeploymentController extends KeyedController {
         }
       }
     }
+    if (trackProgress) copyReplicaFailure(next, all, newRS);
     omitZero(next, [
       'replicas',
       'updatedReplicas',
@@ -478,6 +484,41 @@ export class DeploymentController extends KeyedController {
     if (current) store.replace(types.deployments, { ...current, status: next }, { subresource: 'status' });
     return complete;
   }
+}
+
+/**
+ * syncRolloutStatus's getReplicaFailures: the new ReplicaSet's ReplicaFailure condition (an old one's when
+ * the new has none) becomes the Deployment's (ReplicaSetToDeploymentCondition), and is removed when no
+ * ReplicaSet has one. SetDeploymentCondition keeps a condition of the same status and reason as it is.
+ */
+function copyReplicaFailure(
+  status: DeploymentStatus,
+  all: KubeObject[],
+  newRS: KubeObject | undefined,
+): void {
+  const failureOf = (rs: KubeObject | undefined) =>
+    ((rs?.['status'] as { conditions?: unknown[] } | undefined)?.conditions ?? []).find(
+      (c): c is ReplicaSetCondition => (c as { type?: unknown } | null)?.type === REPLICA_FAILURE,
+    );
+  const found = failureOf(newRS) ?? all.map(failureOf).find((c) => c !== undefined);
+  if (!found) {
+    if (status.conditions?.some((c) => c.type === REPLICA_FAILURE)) {
+      status.conditions = status.conditions.filter((c) => c.type !== REPLICA_FAILURE);
+    }
+    return;
+  }
+  const current = status.conditions?.find((c) => c.type === REPLICA_FAILURE);
+  if (current && current.status === found.status && current.reason === found.reason) return;
+  const at = found.lastTransitionTime ?? '';
+  const cond: DeploymentCondition = {
+    type: REPLICA_FAILURE,
+    status: found.status,
+    lastUpdateTime: at,
+    lastTransitionTime: at,
+    reason: found.reason ?? '',
+    message: found.message ?? '',
+  };
+  status.conditions = [...(status.conditions ?? []).filter((c) => c.type !== REPLICA_FAILURE), cond];
 }
 
 /** deploymentutil.SetDeploymentCondition: same status and reason is no change; same status keeps its transition time. */

@@ -1,6 +1,6 @@
 /**
  * The simulated control plane behind the API: scheduler, kubelet (pod lifecycle and failures), and the
- * Deployment, ReplicaSet, StatefulSet and Job controllers. They act on the store directly, as the real
+ * Deployment, ReplicaSet, StatefulSet, Job and ResourceQuota controllers. They act on the store directly, as the real
  * ones act through the API, and react to its change events through per-object work queues.
  */
 import type { LogRequest } from '../api-server.js';
@@ -13,6 +13,7 @@ import { DeploymentController } from './deployment.js';
 import { JobController } from './job.js';
 import { Kubelet } from './kubelet.js';
 import { Nodes } from './nodes.js';
+import { QuotaController } from './quota.js';
 import { key } from './pods.js';
 import { ReplicaSetController } from './replicaset.js';
 import { Scheduler } from './scheduler.js';
@@ -40,6 +41,7 @@ export function startControllers(
   const deployments = new DeploymentController(ctx);
   const statefulsets = new StatefulSetController(ctx);
   const jobs = new JobController(ctx);
+  const quotas = new QuotaController(ctx);
 
   /** Queues the controller that owns o (by its controller ownerReference), if it is one of ours. */
   const enqueueOwner = (o: KubeObject): void => {
@@ -61,6 +63,10 @@ export function startControllers(
         scheduler.onPod(e);
         kubelet.onPod(e);
         enqueueOwner(o);
+        quotas.onPod(o.metadata.namespace);
+        break;
+      case typeKey(types.resourcequotas):
+        quotas.enqueue(o.metadata.namespace ?? '');
         break;
       case typeKey(types.replicasets):
         replicasets.enqueue(k);
@@ -104,6 +110,7 @@ export function startControllers(
     types.deployments,
     types.statefulsets,
     types.jobs,
+    types.resourcequotas,
   ]) {
     for (const object of store.all(resource)) onEvent({ type: 'ADDED', rv: 0, resource, object });
   }

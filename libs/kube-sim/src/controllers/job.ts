@@ -4,6 +4,7 @@
  * `activeDeadlineSeconds`, honours `suspend`, and deletes finished Jobs after `ttlSecondsAfterFinished`
  * (the TTL-after-finished controller's part).
  */
+import { StatusError } from '../errors.js';
 import type { KubeObject } from '../types.js';
 import type { Context } from './context.js';
 import { isActive, isReady, isTerminal, omitZero, podStatus, splitKey, timestamp } from './pods.js';
@@ -89,6 +90,7 @@ export class JobController extends KeyedController {
     const now = this.ctx.now();
     const pods = ownedPods(this.ctx, job);
     const active = pods.filter(isActive);
+    let createFailure: StatusError | undefined;
 
     const done = finishedCondition(status);
     if (done) {
@@ -177,17 +179,30 @@ export class JobController extends KeyedController {
         if (wait > 0) this.queue.addAfter(k, wait);
         else {
           const n = Math.min(diff, BURST);
-          for (let i = 0; i < n; i++) {
-            const pod = createGeneratedPod(this.ctx, job, spec.template);
-            this.ctx.recorder.record(
-              job,
-              'Normal',
-              'SuccessfulCreate',
-              `Created pod: ${pod.metadata.name}`,
-              SOURCE,
-            );
+          for (let i = 0; i < n && !createFailure; i++) {
+            try {
+              const pod = createGeneratedPod(this.ctx, job, spec.template);
+              this.ctx.recorder.record(
+                job,
+                'Normal',
+                'SuccessfulCreate',
+                `Created pod: ${pod.metadata.name}`,
+                SOURCE,
+              );
+            } catch (err) {
+              if (!(err instanceof StatusError)) throw err;
+              // controller_utils.go createPods' event; the sync returns the error to be retried.
+              this.ctx.recorder.record(
+                job,
+                'Warning',
+                'FailedCreate',
+                `Error creating: ${err.message}`,
+                SOURCE,
+              );
+              createFailure = err;
+            }
           }
-          if (diff > BURST) this.queue.add(k);
+          if (diff > BURST && !createFailure) this.queue.add(k);
         }
       } else if (diff < 0) {
         const extra = [...active].sort(deletionOrder).slice(0, -diff);
@@ -200,6 +215,7 @@ export class JobController extends KeyedController {
     this.writeStatus(job, status, mem, counted);
     const finished = finishedCondition(status);
     if (finished) this.expire(k, job, spec, mem, finished);
+    if (createFailure) throw createFailure;
   }
 
   /** Failed pods are replaced after a back-off doubling per failure (upstream: 10 s, 20 s, … up to 6 min). */

@@ -3,6 +3,7 @@
  * (found through the store's owner index, never by scanning pods), deletes the least valuable pods first
  * when scaling down, and reports the status counters upstream reports.
  */
+import { StatusError } from '../errors.js';
 import type { KubeObject, LabelSelector } from '../types.js';
 import { matchesLabelSelector } from '../selectors.js';
 import type { Context } from './context.js';
@@ -17,6 +18,7 @@ import {
   podSpec,
   podStatus,
   splitKey,
+  timestamp,
 } from './pods.js';
 import { KeyedController } from './queue.js';
 
@@ -32,6 +34,20 @@ export interface ReplicaSetSpec {
     metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
     spec?: unknown;
   };
+}
+
+export const REPLICA_FAILURE = 'ReplicaFailure';
+
+export interface ReplicaSetCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+function isCondition(c: unknown, type: string): boolean {
+  return typeof c === 'object' && c !== null && (c as { type?: unknown }).type === type;
 }
 
 export interface ReplicaSetStatus {
@@ -80,7 +96,11 @@ export function podFromTemplate(
   return pod;
 }
 
-/** Creates a pod named `<prefix><5 random>`, drawing another suffix on the rare name collision. */
+/**
+ * Creates a pod with `generateName: <owner>-`, as controller.GetPodFromTemplate does, so the apiserver
+ * picks the name (and a quota refusal names the pod `<owner>-`, as upstream's); a name collision (409,
+ * the store could not generate a free name) draws again.
+ */
 export function createGeneratedPod(
   ctx: Context,
   owner: KubeObject,
@@ -88,9 +108,11 @@ export function createGeneratedPod(
 ): KubeObject {
   const prefix = `${owner.metadata.name.slice(0, 57)}-`;
   for (let attempt = 0; ; attempt++) {
-    const name = `${prefix}${ctx.nameSuffix()}`;
-    if (ctx.store.get(ctx.types.pods, owner.metadata.namespace, name) && attempt < 10) continue;
-    return ctx.store.create(ctx.types.pods, podFromTemplate(owner, template, name, prefix));
+    try {
+      return ctx.store.create(ctx.types.pods, podFromTemplate(owner, template, '', prefix));
+    } catch (err) {
+      if (!(err instanceof StatusError && err.code === 409 && attempt < 10)) throw err;
+    }
   }
 }
 
@@ -135,19 +157,39 @@ export class ReplicaSetController extends KeyedController {
     const want = spec.replicas ?? 1;
     const active = ownedPods(this.ctx, rs).filter(isActive);
     const diff = active.length - want;
+    let failure: StatusError | undefined;
     if (diff < 0) {
       const n = Math.min(-diff, BURST);
-      for (let i = 0; i < n; i++) {
-        const pod = createGeneratedPod(this.ctx, rs, spec.template);
-        this.ctx.recorder.record(
-          rs,
-          'Normal',
-          'SuccessfulCreate',
-          `Created pod: ${pod.metadata.name}`,
-          RS_SOURCE,
-        );
+      // slowStartBatch: batches of 1, 2, 4, …; a batch with a failed create ends the sync (a quota refusal
+      // costs a few calls, not n), and the failure is returned for the queue to retry with back-off.
+      for (let done = 0, batch = 1; done < n && !failure; done += batch, batch *= 2) {
+        for (let i = 0; i < Math.min(batch, n - done); i++) {
+          try {
+            const pod = createGeneratedPod(this.ctx, rs, spec.template);
+            this.ctx.recorder.record(
+              rs,
+              'Normal',
+              'SuccessfulCreate',
+              `Created pod: ${pod.metadata.name}`,
+              RS_SOURCE,
+            );
+          } catch (err) {
+            if (!(err instanceof StatusError)) throw err;
+            // controller_utils.go createPods: "Error creating: %v" (not for a namespace being terminated).
+            if (!err.message.includes('because it is being terminated')) {
+              this.ctx.recorder.record(
+                rs,
+                'Warning',
+                'FailedCreate',
+                `Error creating: ${err.message}`,
+                RS_SOURCE,
+              );
+            }
+            failure ??= err;
+          }
+        }
       }
-      if (-diff > BURST) this.queue.add(k);
+      if (-diff > BURST && !failure) this.queue.add(k);
     } else if (diff > 0) {
       const victims = [...active].sort(deletionOrder).slice(0, Math.min(diff, BURST));
       for (const pod of victims) {
@@ -163,10 +205,17 @@ export class ReplicaSetController extends KeyedController {
         );
       }
     }
-    this.updateStatus(k, rs, spec);
+    this.updateStatus(k, rs, spec, failure, diff);
+    if (failure) throw failure;
   }
 
-  private updateStatus(k: string, rs: KubeObject, spec: ReplicaSetSpec): void {
+  private updateStatus(
+    k: string,
+    rs: KubeObject,
+    spec: ReplicaSetSpec,
+    failure?: StatusError,
+    diff = 0,
+  ): void {
     const { store, types } = this.ctx;
     const now = this.ctx.now();
     const minReady = spec.minReadySeconds ?? 0;
@@ -189,6 +238,23 @@ export class ReplicaSetController extends KeyedController {
     };
     const previous = (rs['status'] ?? {}) as ReplicaSetStatus;
     if (previous.conditions) status.conditions = previous.conditions;
+    // replica_set_utils.go calculateStatus: a failed manageReplicas sets ReplicaFailure (kept as first set
+    // while it lasts); a sync without one drops it.
+    const failed = previous.conditions?.some((c) => isCondition(c, REPLICA_FAILURE));
+    if (failure && !failed) {
+      const cond: ReplicaSetCondition = {
+        type: REPLICA_FAILURE,
+        status: 'True',
+        lastTransitionTime: timestamp(now),
+        reason: diff < 0 ? 'FailedCreate' : 'FailedDelete',
+        message: failure.message,
+      };
+      status.conditions = [...(previous.conditions ?? []), cond];
+    } else if (!failure && failed) {
+      const rest = (previous.conditions ?? []).filter((c) => !isCondition(c, REPLICA_FAILURE));
+      if (rest.length) status.conditions = rest;
+      else delete status.conditions;
+    }
     omitZero(status, ['fullyLabeledReplicas', 'readyReplicas', 'availableReplicas']);
     const current = store.get(types.replicasets, rs.metadata.namespace, rs.metadata.name) ?? rs;
     store.replace(types.replicasets, { ...current, status }, { subresource: 'status' });

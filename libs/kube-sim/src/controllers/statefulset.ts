@@ -247,6 +247,17 @@ export class StatefulSetController extends KeyedController {
         this.queue.addAfter(`${sts.metadata.namespace ?? ''}/${sts.metadata.name}`, 1000);
         return;
       }
+      // stateful_pod_control.go recordPodEvent; the sync ends with the error (no status update, as
+      // upstream's updateStatefulSet returns it) and the queue retries with back-off.
+      if (err instanceof StatusError) {
+        this.ctx.recorder.record(
+          sts,
+          'Warning',
+          'FailedCreate',
+          `create Pod ${podName} in StatefulSet ${sts.metadata.name} failed error: ${err.message}`,
+          SOURCE,
+        );
+      }
       throw err;
     }
     this.ctx.recorder.record(

@@ -19,6 +19,7 @@ const WATCH_PATHS: Record<WatchedResource, string> = {
   statefulsets: '/apis/apps/v1',
   pods: '/api/v1',
   jobs: '/apis/batch/v1',
+  events: '/api/v1',
 };
 
 export interface WatchConnection {
@@ -54,6 +55,7 @@ export function openClientNodeWatch<R extends WatchedResource>(
   if (!(deadlineMs > 0)) return refuse(`deadlineMs must be > 0, not ${deadlineMs}`);
   const query = new URLSearchParams({ watch: 'true' });
   if (options.labelSelector) query.set('labelSelector', options.labelSelector);
+  if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
   if (options.resourceVersion) query.set('resourceVersion', options.resourceVersion);
   if (options.allowWatchBookmarks) query.set('allowWatchBookmarks', 'true');
   if (timeoutSeconds !== undefined) query.set('timeoutSeconds', String(timeoutSeconds));

@@ -59,6 +59,8 @@ export interface Watched {
   statefulsets: Stored<StatefulSet>;
   pods: Stored<Pod>;
   jobs: Stored<Job>;
+  /** v1 Events, watched through a field selector (the StatefulSets' FailedCreate: their pods refused). */
+  events: Stored<CoreEvent>;
 }
 export type WatchedResource = keyof Watched;
 
@@ -81,6 +83,8 @@ export type WatchEvent<T> =
 
 export interface WatchOptions {
   labelSelector?: string;
+  /** In field selector syntax (`reason=FailedCreate,involvedObject.kind=StatefulSet`). */
+  fieldSelector?: string;
   /** Where to start; '' or undefined: now, "0": any version the server has (both begin with ADDED of every object). */
   resourceVersion?: string;
   allowWatchBookmarks?: boolean;

@@ -7,7 +7,7 @@ import type { KubernetesPort, Watched, WatchedResource } from './port.js';
 /** The part of the port a reflector uses: any `KubernetesPort` is one. */
 export type ReflectorPort = Pick<
   KubernetesPort,
-  'listDeployments' | 'listStatefulSets' | 'listPods' | 'listJobs' | 'watch'
+  'listDeployments' | 'listStatefulSets' | 'listPods' | 'listJobs' | 'listEvents' | 'watch'
 >;
 
 export type ReflectorState = 'listing' | 'watching' | 'backoff' | 'stopped';
@@ -71,6 +71,8 @@ export interface ReflectorBaseOptions<P> {
   namespace: string | undefined;
   /** In query syntax (`a=b,c in (d)`); undefined: every object of the kind. */
   labelSelector?: string;
+  /** In field selector syntax; only for `events`, which are listed by field (`KubernetesPort.listEvents`). */
+  fieldSelector?: string;
   /**
    * The key an object is held under (default `namespace/name`). A reflector of one namespace may use
    * the name alone: that is the very string the object's name arrived in, where `namespace/name` is a

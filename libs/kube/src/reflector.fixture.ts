@@ -65,6 +65,13 @@ export class ScriptedPort implements ReflectorPort {
   ): Promise<ListResult<U>> {
     return this.list('statefulsets', namespace, labelSelector, pageSize, select as Select<unknown, U>);
   }
+  listEvents(
+    namespace: string | undefined,
+    fieldSelector?: string,
+    pageSize?: number,
+  ): Promise<ListResult<Watched['events']>> {
+    return this.list('events', namespace, fieldSelector, pageSize, undefined);
+  }
   listPods<U>(
     namespace: string | undefined,
     labelSelector?: string,
@@ -137,7 +144,7 @@ export class ScriptedPort implements ReflectorPort {
       emit: (event) => {
         if (!open) throw new Error('emit on a closed watch');
         try {
-          onEvent(event);
+          onEvent(event as WatchEvent<Watched[R]>);
         } catch (e) {
           close(e as Error);
         }

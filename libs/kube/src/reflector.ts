@@ -24,6 +24,7 @@ import {
   DEFAULT_DEADLINE_GRACE_MS,
   DEFAULT_HEALTHY_AFTER_MS,
   DEFAULT_WATCH_TIMEOUT_SECONDS,
+  type HeldVersion,
   type ReflectorErrorInfo,
   type ReflectorObserver,
   type ReflectorOptions,
@@ -51,6 +52,7 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
   private readonly resource: R;
   private readonly namespace: string | undefined;
   private readonly labelSelector: string | undefined;
+  private readonly fieldSelector: string | undefined;
   private readonly observer: ReflectorObserver | undefined;
   private readonly pageSize: number | undefined;
   private readonly timeoutRange: { min: number; max: number };
@@ -91,10 +93,12 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
     this.resource = options.resource;
     this.namespace = options.namespace;
     this.labelSelector = options.labelSelector;
+    this.fieldSelector = options.fieldSelector;
     this.observer = options.observer;
     this.store = new HeldObjects<P>({
       keyOf: options.keyOf ?? objectKey,
-      project: options.project,
+      // The object of a watch of R is a Watched[R]: the union's projection takes it as such.
+      project: options.project as (object: AnyWatched, rv: HeldVersion) => P | undefined,
       handler: options.handler,
       report: (error, info) => {
         this.report(error, info);
@@ -316,6 +320,7 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
         this.namespace,
         {
           ...(this.labelSelector !== undefined ? { labelSelector: this.labelSelector } : {}),
+          ...(this.fieldSelector !== undefined ? { fieldSelector: this.fieldSelector } : {}),
           resourceVersion: this.rv,
           allowWatchBookmarks: true,
           timeoutSeconds,
@@ -390,7 +395,7 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
     return true;
   }
 
-  private list<U>(select: Select<AnyWatched, U>): Promise<ListResult<U>> {
+  private async list<U>(select: Select<AnyWatched, U>): Promise<ListResult<U>> {
     const { kube, namespace, labelSelector, pageSize } = this;
     switch (this.resource) {
       case 'deployments':
@@ -401,6 +406,16 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
         return kube.listPods(namespace, labelSelector, pageSize, select);
       case 'jobs':
         return kube.listJobs(namespace, labelSelector, pageSize, select);
+      case 'events': {
+        // listEvents takes a field selector and no select: events of one reason are few.
+        const { items, resourceVersion } = await kube.listEvents(namespace, this.fieldSelector, pageSize);
+        const kept: U[] = [];
+        for (const e of items) {
+          const k = select(e);
+          if (k !== undefined) kept.push(k);
+        }
+        return { items: kept, resourceVersion };
+      }
     }
   }
 

@@ -102,7 +102,7 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
       getServerVersion: (k) => k.getServerVersion(),
       // One stream of each watched kind, stopped once it is open: the report comes when it ends.
       watch: async (k) => {
-        for (const resource of ['deployments', 'statefulsets', 'pods', 'jobs'] as const) {
+        for (const resource of ['deployments', 'statefulsets', 'pods', 'jobs', 'events'] as const) {
           const w = k.watch(resource, ns, { timeoutSeconds: 5 }, () => undefined);
           await new Promise((resolve) => setTimeout(resolve, 100));
           w.stop();

@@ -34,6 +34,11 @@ export interface CachedInstances {
     /** The index is the pod's StatefulSet ordinal (its container was told it): never shown as another. */
     ordinal?: true;
   }[];
+  /**
+   * The cluster refuses the LRP's pods (a quota, decision 12), worded for CC: the desired instances
+   * without a pod show it as their placement_error.
+   */
+  unplaced?: string;
 }
 
 export interface SyncMeta {

@@ -26,3 +26,4 @@ export * from './slim.js';
 export * from './sync-summaries.js';
 export * from './refusal.js';
 export * from './drift.js';
+export * from './pods-refused.js';

@@ -62,3 +62,16 @@ export function refusalMessage(r: KubeRefusal): string {
   const what = kind === 'quota' ? 'over quota' : `${r.status} ${r.reason}`;
   return bounded(`Kubernetes refused the app (${what}): ${r.message}`);
 }
+
+/**
+ * Pods of an accepted workload that the cluster refuses at their admission (a ResourceQuota, decision 12),
+ * as the desired instances without a pod show it: the API server's message after what happened.
+ */
+export function podsRefusedMessage(apiServerMessage: string): string {
+  return bounded(`Kubernetes could not create the app's instances: ${apiServerMessage}`);
+}
+
+/** What a refusal of pods is counted as: a quota's (exceeded, or a request it needs missing), or forbidden. */
+export function podsRefusalKind(apiServerMessage: string): RefusalKind {
+  return /(exceeded|failed) quota/.test(apiServerMessage) ? 'quota' : 'forbidden';
+}

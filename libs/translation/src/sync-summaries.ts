@@ -23,6 +23,7 @@ import {
 } from './labels.js';
 import { REVISION_LABEL } from './rollout.js';
 import { slimPod } from './slim.js';
+import { replicaFailureOf } from './pods-refused.js';
 import { type CompactNanos, compactNanos, lastChangeMs, unixSeconds } from './time.js';
 
 function changedAtSeconds(pod: Pod): number | undefined {
@@ -61,6 +62,10 @@ export interface WorkloadSummary {
    * summary has no such key (at 100,000 Deployments every key held is 800 kB).
    */
   updateRevision?: string | undefined;
+  /** A Deployment's pods refused (its ReplicaFailure condition): the API server's message; absent else. */
+  podsRefused?: string;
+  /** A StatefulSet's desired pods (spec.replicas), against which its refusal Events are judged. */
+  replicas?: number;
   /** The resourceVersion it was made from, as the watch holds it (a number when it is one). */
   rv: number | string;
 }
@@ -135,6 +140,10 @@ export function summarizeWorkload(
     const status = (d as StatefulSet).status;
     const observed = (status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 0);
     summary.updateRevision = observed ? status?.updateRevision || undefined : undefined;
+    summary.replicas = (d as StatefulSet).spec?.replicas ?? 1;
+  } else {
+    const refused = replicaFailureOf(d);
+    if (refused !== undefined) summary.podsRefused = refused;
   }
   return summary;
 }

@@ -169,6 +169,7 @@ export function appRoutes(
       cached?.instances ?? [],
       record?.state === 'desired' ? record.lrp.instances : 0,
       refusal?.message,
+      cached?.unplaced,
     );
     // Built by hand: `since` is nanoseconds, beyond a JSON number's safe integer range in JavaScript.
     const items = rows.map(

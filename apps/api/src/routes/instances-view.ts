@@ -5,7 +5,9 @@
  *
  * A desire the cluster refused for good (`refusal`, decision 7) is said on every desired instance as its
  * `placement_error`: CC shows an UNCLAIMED one as down with that reason (its LrpStateTranslator), and any
- * other with it as details, as `cf app` shows Diego's "found no compatible cell".
+ * other with it as details, as `cf app` shows Diego's "found no compatible cell". Pods of an accepted
+ * workload the cluster refuses (`unplaced`, decision 12) are said on the UNCLAIMED rows only: the
+ * instances that run are fine.
  */
 import { shownIndexes } from '@opi/domain';
 import type { CachedInstances } from '@opi/state';
@@ -16,10 +18,17 @@ export function presentInstances(
   cached: readonly InstanceRow[],
   desired: number,
   refusal?: string,
+  unplaced?: string,
 ): InstanceRow[] {
   const shown = placedInstances(cached, desired);
-  if (refusal === undefined) return shown;
-  return shown.map((r) => (r.index < desired ? { ...r, placementError: refusal } : r));
+  if (refusal !== undefined) {
+    return shown.map((r) => (r.index < desired ? { ...r, placementError: refusal } : r));
+  }
+  // Pods the cluster refuses (decision 12): only the desired instances without a pod say why.
+  if (unplaced === undefined) return shown;
+  return shown.map((r) =>
+    r.index < desired && r.state === 'UNCLAIMED' && !r.podName ? { ...r, placementError: unplaced } : r,
+  );
 }
 
 function placedInstances(cached: readonly InstanceRow[], desired: number): InstanceRow[] {

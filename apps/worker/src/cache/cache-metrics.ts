@@ -16,6 +16,9 @@ export function cacheObserver(metrics: OpiMetrics): NonNullable<CacheLeaderOptio
     lag: (kind, seconds) => {
       metrics.cacheWriteLag.observe({ kind }, seconds);
     },
+    podsRefused: (reason) => {
+      metrics.observeDesireRefused(reason);
+    },
     leading: (leading) => {
       metrics.cacheWriter.set(leading ? 1 : 0);
     },

@@ -33,6 +33,13 @@ import {
   summarizeWorkload,
   summarizeManagedPod,
   type WorkloadKind,
+  STATEFULSET_REFUSAL_EVENTS,
+  STATEFULSET_REFUSAL_WINDOW_MS,
+  type StatefulSetRefusal,
+  podsRefusalKind,
+  podsRefusedMessage,
+  statefulSetRefusal,
+  summarizeStatefulSetRefusal,
 } from '@opi/translation';
 import {
   type HeldVersion,
@@ -113,6 +120,23 @@ export class ClusterCache implements ClusterView {
   private readonly statefulSetReflector: Reflector<'statefulsets', WorkloadSummary>;
   private readonly podReflector: Reflector<'pods', ManagedPodSummary>;
   private readonly jobReflector: Reflector<'jobs', HeldJob>;
+  /** StatefulSets' FailedCreate Events: their pods refused (decision 12). */
+  private readonly refusalReflector: Reflector<'events', StatefulSetRefusal>;
+  private readonly keyOf: (m: { namespace?: string | undefined; name: string }) => string;
+  /** LRP → the API server's message refusing its pods, as last found (a Deployment's condition, a StatefulSet's Events). */
+  private readonly podsRefused = new Map<
+    string,
+    { message: string; statefulSet?: { atMs: number; replicas: number } }
+  >();
+  /** LRP → what its entry says of refused pods now: logged and counted when it changes. */
+  private readonly unplacedShown = new Map<string, string>();
+  /**
+   * StatefulSet LRP → since when refusal Events said before no longer hold: its spec changed, or its
+   * pods all came.
+   */
+  private readonly specChangedAt = new Map<string, number>();
+  /** LRP → the timer that looks again once its StatefulSet refusal is past the window. */
+  private readonly refusalTimers = new Map<string, NodeJS.Timeout>();
   /**
    * LRP → its live app pods: the pod itself when it is the only one (most LRPs), else an array. At
    * 100,000 LRPs a Map per LRP cost ten times an array, and an array per LRP was megabytes more.
@@ -155,6 +179,7 @@ export class ClusterCache implements ClusterView {
       keyOf: (m: { namespace?: string | undefined; name: string }) =>
         m.namespace === home ? m.name : objectKey(m),
     };
+    this.keyOf = keying.keyOf;
     const observer = (kind: CacheKind): ReflectorObserver => ({
       onEvent: (type) => deps.observer?.event?.(kind, type),
       onRelist: (reason, stats) => {
@@ -233,6 +258,22 @@ export class ClusterCache implements ClusterView {
       },
       observer: observer('jobs'),
     });
+    this.refusalReflector = new Reflector({
+      kube,
+      resource: 'events',
+      namespace,
+      fieldSelector: STATEFULSET_REFUSAL_EVENTS,
+      project: (e, rv) => summarizeStatefulSetRefusal(e, rv),
+      handler: {
+        onUpsert: (_key, next) => {
+          this.statefulSetRefusalSeen(next.namespace, next.statefulSet);
+        },
+        onDelete: (_key, prev) => {
+          this.statefulSetRefusalSeen(prev.namespace, prev.statefulSet);
+        },
+      },
+      observer: observer('events'),
+    });
     this.synced = this.firstSync();
     // Observed by start(); a failure is the caller's to see through `synced`.
     this.synced.catch(() => undefined);
@@ -245,6 +286,7 @@ export class ClusterCache implements ClusterView {
       ['deployments', this.deploymentReflector],
       ['statefulsets', this.statefulSetReflector],
       ['jobs', this.jobReflector],
+      ['events', this.refusalReflector],
     ];
   }
 
@@ -264,6 +306,8 @@ export class ClusterCache implements ClusterView {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const t of this.refusalTimers.values()) clearTimeout(t);
+    this.refusalTimers.clear();
     await Promise.all(this.reflectors().map(([, r]) => r.stop()));
     await this.flushing;
   }
@@ -344,7 +388,7 @@ export class ClusterCache implements ClusterView {
   private async writeSnapshot(): Promise<{ pods: number }> {
     const started = Date.now();
     const snapshot = this.deps.writer.snapshot(this.token);
-    const lrps = [...this.lrpPods.keys()];
+    const lrps = [...new Set([...this.lrpPods.keys(), ...this.podsRefused.keys()])];
     let pods = 0;
     try {
       for (let b = 0; b < lrps.length; b += WRITE_BATCH) {
@@ -354,7 +398,9 @@ export class ClusterCache implements ClusterView {
           const run = this.podsOf(pg);
           pods += run.length;
           const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
-          await snapshot.add(pg, instancesEntry(run, assignments));
+          const unplaced = this.unplacedOf(pg, run.length);
+          if (run.length === 0 && unplaced === undefined) continue;
+          await snapshot.add(pg, instancesEntry(run, assignments, unplaced));
           await this.reportCrashes(run, assignments);
         }
       }
@@ -448,6 +494,7 @@ export class ClusterCache implements ClusterView {
 
   /** A workload event: a deletion or someone else's spec change is repaired; a held-up rollout checked. */
   private workloadSeen(next: WorkloadSummary | undefined, prev: WorkloadSummary | undefined): void {
+    this.refusalOfWorkload(next, prev);
     const drift = workloadDrift(prev, next);
     const held = next ?? prev;
     if (drift && held) {
@@ -458,6 +505,112 @@ export class ClusterCache implements ClusterView {
     if (next?.kind === 'statefulset' && rolloutHeldUp(next, this.podsOf(next.processGuid))) {
       this.markHeldUp(next);
     }
+  }
+
+  /**
+   * A workload event, for refused pods: a Deployment carries them in its condition; a StatefulSet whose
+   * spec changed no longer stands by the Events said before (they are judged again from the next one).
+   */
+  private refusalOfWorkload(next: WorkloadSummary | undefined, prev: WorkloadSummary | undefined): void {
+    const held = next ?? prev;
+    if (!held) return;
+    if (held.kind === 'deployment') {
+      const had = this.podsRefused.get(held.processGuid)?.message;
+      const now = next?.podsRefused;
+      if (now === had) return;
+      if (now === undefined) this.podsRefused.delete(held.processGuid);
+      else this.podsRefused.set(held.processGuid, { message: now });
+      this.markLrp(held.processGuid, undefined);
+      return;
+    }
+    if (!next) {
+      this.specChangedAt.delete(held.processGuid);
+      clearTimeout(this.refusalTimers.get(held.processGuid));
+      this.refusalTimers.delete(held.processGuid);
+      if (this.podsRefused.delete(held.processGuid)) this.markLrp(held.processGuid, undefined);
+      return;
+    }
+    if (prev && next.specGeneration !== prev.specGeneration) {
+      this.specChangedAt.set(next.processGuid, Date.now());
+    }
+    this.statefulSetRefusalSeen(held.namespace, held.name);
+  }
+
+  /** A StatefulSet's refusal Events or the set changed: what its LRP's entry says is judged again. */
+  private statefulSetRefusalSeen(namespace: string, statefulSet: string): void {
+    const sts = this.statefulSetReflector.get(this.keyOf({ namespace, name: statefulSet }));
+    if (!sts) return;
+    const pg = sts.processGuid;
+    const events = [...this.refusalReflector.values()].filter(
+      (e) => e.statefulSet === statefulSet && e.namespace === namespace,
+    );
+    const latest = statefulSetRefusal(events, {
+      pods: 0,
+      replicas: 1,
+      specChangedAtMs: this.specChangedAt.get(pg),
+      nowMs: Date.now(),
+    });
+    const had = this.podsRefused.get(pg);
+    const replicas = sts.replicas ?? 1;
+    const same = latest
+      ? had?.message === latest.message &&
+        had.statefulSet?.atMs === latest.atMs &&
+        had.statefulSet.replicas === replicas
+      : had === undefined;
+    // A StatefulSet's status events change nothing here: only a changed refusal rewrites the entry.
+    if (same) return;
+    clearTimeout(this.refusalTimers.get(pg));
+    this.refusalTimers.delete(pg);
+    if (!latest) {
+      this.podsRefused.delete(pg);
+    } else {
+      this.podsRefused.set(pg, {
+        message: latest.message,
+        statefulSet: { atMs: latest.atMs, replicas },
+      });
+      // Past the window without another Event, the refusal is over: look again then.
+      const due = latest.atMs + STATEFULSET_REFUSAL_WINDOW_MS - Date.now() + 1000;
+      const timer = setTimeout(() => {
+        this.refusalTimers.delete(pg);
+        this.statefulSetRefusalSeen(namespace, statefulSet);
+      }, due);
+      timer.unref();
+      this.refusalTimers.set(pg, timer);
+    }
+    this.markLrp(pg, undefined);
+  }
+
+  /**
+   * What the LRP's entry says of refused pods: the worded message, unless its StatefulSet's pods now exist
+   * up to the desired count or the refusal is past its window. A change is logged and, when it begins,
+   * counted (once per episode, not per Event).
+   */
+  private unplacedOf(pg: string, pods: number): string | undefined {
+    const r = this.podsRefused.get(pg);
+    let message: string | undefined;
+    if (r) {
+      const sts = r.statefulSet;
+      if (sts !== undefined && pods >= sts.replicas) {
+        // Superseded: its pods were let in. Events said before now no longer hold (a later restart's
+        // missing pod must not bring the old refusal back).
+        this.podsRefused.delete(pg);
+        this.specChangedAt.set(pg, Date.now());
+      } else if (sts === undefined || Date.now() - sts.atMs <= STATEFULSET_REFUSAL_WINDOW_MS) {
+        message = r.message;
+      }
+    }
+    const shown = this.unplacedShown.get(pg);
+    if (message !== shown) {
+      if (message === undefined) {
+        this.unplacedShown.delete(pg);
+        this.deps.logger.info({ processGuid: pg }, 'instances no longer refused by the cluster');
+      } else {
+        this.unplacedShown.set(pg, message);
+        this.deps.logger.info({ processGuid: pg, refused: message }, 'instances refused by the cluster');
+        if (shown === undefined) this.deps.observer?.podsRefused?.(podsRefusalKind(message));
+      }
+    }
+    return message === undefined ? undefined : podsRefusedMessage(message);
   }
 
   /** A StatefulSet pod of an older revision, not ready: its rollout is held up (rollout.ts). */
@@ -584,12 +737,13 @@ export class ClusterCache implements ClusterView {
     const crashes: [AppPodSummary[], Map<string, number>][] = [];
     for (const [k, pg] of pgs.entries()) {
       const run = this.podsOf(pg);
-      if (run.length === 0) {
+      const unplaced = this.unplacedOf(pg, run.length);
+      if (run.length === 0 && unplaced === undefined) {
         gone.push(pg);
         continue;
       }
       const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
-      put.push([pg, instancesEntry(run, assignments)]);
+      put.push([pg, instancesEntry(run, assignments, unplaced)]);
       crashes.push([run, assignments]);
     }
     await this.deps.writer.putInstances(this.token, put);

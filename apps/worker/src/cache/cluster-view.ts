@@ -26,9 +26,12 @@ export interface ClusterCacheObserver {
   event?(kind: CacheKind, type: string): void;
   relist?(kind: CacheKind, reason: string): void;
   restart?(kind: CacheKind, reason: string): void;
+  /** An LRP's pods began to be refused (decision 12), counted once per episode by `reason` (quota, …). */
+  podsRefused?(reason: string): void;
 }
 
-export type CacheKind = 'deployments' | 'statefulsets' | 'pods' | 'jobs';
+/** `events`: the StatefulSets' FailedCreate Events (their pods refused). */
+export type CacheKind = 'deployments' | 'statefulsets' | 'pods' | 'jobs' | 'events';
 
 /** One watched kind's health, for /readyz and the leader's heartbeat. */
 export interface KindStatus {

@@ -7,6 +7,7 @@ import type { CachedInstances } from '@opi/state';
 export function instancesEntry(
   run: readonly AppPodSummary[],
   assignments: ReadonlyMap<string, number>,
+  unplaced?: string,
 ): string {
   const entry: CachedInstances = {
     instances: run.map((p) => ({
@@ -17,6 +18,7 @@ export function instancesEntry(
       ...(p.placementError ? { placementError: p.placementError } : {}),
       ...(p.ordinal !== undefined ? { ordinal: true as const } : {}),
     })),
+    ...(unplaced !== undefined ? { unplaced } : {}),
   };
   return JSON.stringify(entry);
 }

@@ -31,9 +31,14 @@ export default {
       ...common,
       displayName: 'integration-statefulset',
       setupFiles: ['<rootDir>/test/support/statefulset-mode.ts'],
-      testMatch: ['convergence', 'cc-replay', 'scaling', 'desire-refused', 'cluster-cache/*'].map(
-        (f) => `<rootDir>/test/integration/${f}.test.ts`,
-      ),
+      testMatch: [
+        'convergence',
+        'cc-replay',
+        'scaling',
+        'desire-refused',
+        'pods-refused',
+        'cluster-cache/*',
+      ].map((f) => `<rootDir>/test/integration/${f}.test.ts`),
     },
     // A real browser (Debian's chromium, driven by playwright-core) against the service in-process.
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },

@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { REFUSAL_MESSAGE_MAX, refusalKind, refusalMessage } from './refusal.js';
+import {
+  REFUSAL_MESSAGE_MAX,
+  podsRefusalKind,
+  podsRefusedMessage,
+  refusalKind,
+  refusalMessage,
+} from './refusal.js';
 
 const ENV_DETAIL =
   "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')";
@@ -71,5 +77,21 @@ describe('refusalMessage', () => {
     const text = refusalMessage({ status: 422, reason: 'Invalid', message: 'x'.repeat(5000) });
     expect(text).toHaveLength(REFUSAL_MESSAGE_MAX);
     expect(text.endsWith('…')).toBe(true);
+  });
+});
+
+describe('pods refused at admission (decision 12)', () => {
+  it('words the API server message for the unclaimed instances, bounded, and counts a quota as quota', () => {
+    const m =
+      'pods "sts-1" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1';
+    expect(podsRefusedMessage(m)).toBe(`Kubernetes could not create the app's instances: ${m}`);
+    expect(podsRefusedMessage('x'.repeat(5000))).toHaveLength(REFUSAL_MESSAGE_MAX);
+    expect(podsRefusalKind(m)).toBe('quota');
+    expect(podsRefusalKind('pods "a" is forbidden: failed quota: compute: must specify requests.cpu')).toBe(
+      'quota',
+    );
+    expect(podsRefusalKind('pods "a" is forbidden: violates PodSecurity "restricted:latest"')).toBe(
+      'forbidden',
+    );
   });
 });

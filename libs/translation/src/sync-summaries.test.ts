@@ -71,6 +71,22 @@ describe('summarizeWorkload', () => {
     expect(JSON.stringify(s).length).toBeLessThan(JSON.stringify(deployment).length / 10);
   });
 
+  it("carries a Deployment's pods refused while its ReplicaFailure condition is True", () => {
+    const message = 'pods "web-5d8c7b-" is forbidden: exceeded quota: compute';
+    const failing = {
+      ...deployment,
+      status: {
+        conditions: [{ type: 'ReplicaFailure', status: 'True' as const, reason: 'FailedCreate', message }],
+      },
+    };
+    expect(summarizeWorkload('deployment', failing, 4)?.podsRefused).toBe(message);
+    const cleared = {
+      ...deployment,
+      status: { conditions: [{ type: 'Available', status: 'True' as const }] },
+    };
+    expect(summarizeWorkload('deployment', cleared, 4)).not.toHaveProperty('podsRefused');
+  });
+
   it('summarises a StatefulSet the same way, naming its kind and the revision it rolls out', () => {
     const sts = lrpToStatefulSet(lrp, { runAsNonRoot: true, instanceIndexEnv: true });
     sts.metadata.annotations = { ...sts.metadata.annotations, [ANNOTATION_GENERATION]: '7' };
@@ -85,6 +101,7 @@ describe('summarizeWorkload', () => {
       generation: 7,
       specGeneration: 2,
       updateRevision: 'app-abc',
+      replicas: 3,
       rv: 5,
     });
     // Its controller has not seen the spec yet: no revision to compare pods with.

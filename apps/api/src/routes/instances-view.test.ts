@@ -100,3 +100,21 @@ describe('a refused desire', () => {
     expect(presentInstances([row(0, 'a')], 1)[0]).toEqual(row(0, 'a'));
   });
 });
+
+describe('presentInstances with pods the cluster refuses (decision 12)', () => {
+  const why = 'Kubernetes could not create the app\'s instances: pods "web-" is forbidden: exceeded quota: q';
+
+  it('says it on the unclaimed instances only', () => {
+    const rows = presentInstances([row(0, 'a')], 3, undefined, why);
+    expect(rows.map((r) => [r.index, r.state, r.placementError])).toEqual([
+      [0, 'RUNNING', undefined],
+      [1, 'UNCLAIMED', why],
+      [2, 'UNCLAIMED', why],
+    ]);
+  });
+
+  it('gives way to a refusal of the desire, which every instance says', () => {
+    const rows = presentInstances([row(0, 'a')], 2, 'refused', why);
+    expect(rows.map((r) => r.placementError)).toEqual(['refused', 'refused']);
+  });
+});

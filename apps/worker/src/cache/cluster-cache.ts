@@ -1,17 +1,19 @@
 /**
- * The cluster as the cache writer sees it: four reflectors (app Deployments and StatefulSets, every
- * managed pod, task and staging Jobs) holding small projections, and what each event changes in Redis, applied at once:
+ * The cluster as the cache writer sees it: five reflectors (app Deployments and StatefulSets, every
+ * managed pod, task and staging Jobs, StatefulSets' FailedCreate Events) holding small projections, and what each event changes in Redis, applied at once:
  * - an app pod's event rewrites its LRP's instances entry (indexes kept as before: a pod keeps its index
  *   while it lives, a new one takes the lowest free) and enqueues the crash reports it is due;
  * - a Job's (or its pod's) event records a finished task's or staging's outcome and enqueues its report;
  * - a desired LRP's workload deleted or its spec changed by someone else enqueues its converge as a
  *   repair, and a StatefulSet's old-revision pods not ready enqueue a rollout check (drift.ts,
- *   docs/decisions/0009-watch-repairs.md).
+ *   docs/decisions/0009-watch-repairs.md);
+ * - a Deployment's ReplicaFailure condition or a StatefulSet's FailedCreate Event marks its LRP's entry
+ *   `unplaced` (pods the cluster refuses, docs/decisions/0012-pods-refused.md).
  * Events are folded per LRP and per Job and written in batches, so a burst of events costs one write per
  * LRP and the writer never falls behind without bound. Writes carry the Lease's fencing token.
  *
  * The sync (`syncCluster`) reads the same projections through `ClusterView` to reconcile drift.
- * One class, about 500 lines: the four reflectors' events share the held pod indexes and the batched,
+ * One class, about 700 lines: the reflectors' events share the held pod indexes and the batched,
  * fenced writes, and a cut between them would pass that state back and forth.
  */
 import {

@@ -13,7 +13,7 @@
  * LRP and the writer never falls behind without bound. Writes carry the Lease's fencing token.
  *
  * The sync (`syncCluster`) reads the same projections through `ClusterView` to reconcile drift.
- * One class, about 700 lines: the reflectors' events share the held pod indexes and the batched,
+ * One class, about 770 lines: the reflectors' events share the held pod indexes and the batched,
  * fenced writes, and a cut between them would pass that state back and forth.
  */
 import {

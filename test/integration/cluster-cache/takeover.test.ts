@@ -55,7 +55,7 @@ describe('worker /readyz and the watches', () => {
     expect(ready.body.status).toBe('ok');
     expect(ready.body.checks['watches']).toEqual({
       ok: true,
-      message: 'watching: deployments 0, statefulsets 0, pods 0, jobs 0',
+      message: 'watching: deployments 0, statefulsets 0, pods 0, jobs 0, events 0',
     });
   });
 });

@@ -2,7 +2,7 @@
 import type { RunningWorker } from '../../../apps/worker/src/index.js';
 
 /** The kinds the cache writer watches, each listed once at its start. */
-export const WATCHED_KINDS = ['deployments', 'statefulsets', 'pods', 'jobs'] as const;
+export const WATCHED_KINDS = ['deployments', 'statefulsets', 'pods', 'jobs', 'events'] as const;
 
 /** The sum of a counter's series on one worker whose labels include `match`. */
 export async function counter(

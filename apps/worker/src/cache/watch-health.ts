@@ -5,7 +5,7 @@
  */
 import { type CacheKind, type WatchStatusRecord, WATCH_STALE_MS } from './cache-leader.js';
 
-const KINDS: readonly CacheKind[] = ['deployments', 'statefulsets', 'pods', 'jobs'];
+const KINDS: readonly CacheKind[] = ['deployments', 'statefulsets', 'pods', 'jobs', 'events'];
 /** Longer than a Lease takeover (15 s) plus a first list of a large cluster. */
 export const WRITER_SILENT_MS = 60_000;
 

@@ -43,11 +43,11 @@ describe('ResourceQuota admission (plugin/pkg/admission/resourcequota)', () => {
 
   it.each([
     [
-      'pod count, named by generateName',
+      'pod count',
       { pods: '1' },
-      { generateName: 'web-5d8c7b-' },
+      { name: 'web-5d8c7b-92pml' },
       small,
-      'pods "web-5d8c7b-" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1',
+      'pods "web-5d8c7b-92pml" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1',
     ],
     [
       'memory requests, binary quantities',

@@ -228,8 +228,8 @@ function constraintError(required: Set<string>, spec: PodSpecLike, minorVersion:
 
 /**
  * Admits a pod create against the namespace's quotas (sorted by name), or throws the apiserver's 403:
- * `pods "<name or generateName>" is forbidden: exceeded quota: …` / `… failed quota: <quota>: must specify …`
- * (admission.NewForbidden names a pod by its generateName, since names are generated after admission).
+ * `pods "<name>" is forbidden: exceeded quota: …` / `… failed quota: <quota>: must specify …`. Validating
+ * admission runs after a generateName has become a name (a real 1.20 says `pods "web-8749799b5-92pml"`).
  */
 export function admitPod(
   pod: KubeObject,

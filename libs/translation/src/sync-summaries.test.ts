@@ -72,7 +72,7 @@ describe('summarizeWorkload', () => {
   });
 
   it("carries a Deployment's pods refused while its ReplicaFailure condition is True", () => {
-    const message = 'pods "web-5d8c7b-" is forbidden: exceeded quota: compute';
+    const message = 'pods "web-5d8c7b-92pml" is forbidden: exceeded quota: compute';
     const failing = {
       ...deployment,
       status: {

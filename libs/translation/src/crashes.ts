@@ -15,7 +15,8 @@ import type { CrashReport } from '@opi/domain';
 import { latestTermination } from './container-status.js';
 import { describeCondition, describeExit } from './diego-words.js';
 import { CRASH_WAITING_REASONS, appStatus } from './instances.js';
-import type { ContainerStatus, Pod } from './k8s-objects.js';
+import { describeProbeKill, mayBeProbeKill } from './probe-kills.js';
+import type { ContainerStatus, CoreEvent, Pod } from './k8s-objects.js';
 import { LABEL_PROCESS_TYPE } from './labels.js';
 import { unixSeconds } from './time.js';
 
@@ -135,4 +136,22 @@ export function crashReportsFor(
     return { reports: [report], reportedUpTo: 0 };
   }
   return unchanged;
+}
+
+/**
+ * Whether the app container's latest end may be a probe kill (a signal, not OOM): only then are the pod's
+ * Events read, so most crashes cost no extra request.
+ */
+export function mayBeProbeKilled(pod: Pod): boolean {
+  const status = appStatus(pod);
+  const terminated = status && latestTermination(status);
+  return !!terminated && mayBeProbeKill(terminated);
+}
+
+/** The latest end of the app container in Diego's health check words, when its Events show a probe kill. */
+export function probeKillDescription(pod: Pod, events: readonly CoreEvent[]): string | undefined {
+  const status = appStatus(pod);
+  const terminated = status && latestTermination(status);
+  if (!status || !terminated) return undefined;
+  return describeProbeKill(processSource(pod), pod, status.name, terminated, events);
 }

@@ -6,7 +6,13 @@
 import { crashReportBody, crashReportUrl } from '@opi/callbacks';
 import { ConflictError } from '@opi/kube';
 import type { JobPayload } from '@opi/queue';
-import { CRASHES_REPORTED_ANNOTATION, reportedCrashesOf } from '@opi/translation';
+import {
+  CRASHES_REPORTED_ANNOTATION,
+  mayBeProbeKilled,
+  probeKillDescription,
+  reportedCrashesOf,
+} from '@opi/translation';
+import type { Pod } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
 import type { Delivered, Refused, Skipped } from './outcome.js';
 import { postToCc } from './report.js';
@@ -20,10 +26,11 @@ export async function reportCrash(
   if (pod && pod.metadata.uid === p.podUid && reportedCrashesOf(pod) >= p.crashCount)
     return { kind: 'skipped', why: 'already reported' };
   const { podNamespace: _ns, podUid: _uid, reportedUpTo: _upTo, ...report } = p;
+  const probeWords = pod?.metadata.uid === p.podUid ? await probeKillWords(deps, pod) : undefined;
   const result = await postToCc(
     deps,
     crashReportUrl(deps.ccInternalUrl, p.processGuid),
-    crashReportBody(report),
+    crashReportBody(probeWords ? { ...report, exitDescription: probeWords } : report),
     {
       processGuid: p.processGuid,
       instance: p.instance,
@@ -46,4 +53,25 @@ export async function reportCrash(
     }
   }
   return result;
+}
+
+/**
+ * Diego's words for a kill by a failed startup or liveness probe, which only the pod's Events tell
+ * (decision 10). Read only for a signal exit; a failed read leaves the exit's words, never the report.
+ */
+async function probeKillWords(deps: HandlerDeps, pod: Pod): Promise<string | undefined> {
+  if (!mayBeProbeKilled(pod) || !pod.metadata.uid) return undefined;
+  try {
+    const { items } = await deps.kube.listEvents(
+      pod.metadata.namespace,
+      `involvedObject.kind=Pod,involvedObject.uid=${pod.metadata.uid}`,
+    );
+    return probeKillDescription(pod, items);
+  } catch (err) {
+    deps.logger.debug(
+      { err, pod: pod.metadata.name },
+      'pod events unreadable: the crash is worded as an exit',
+    );
+    return undefined;
+  }
 }

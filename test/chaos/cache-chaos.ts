@@ -294,7 +294,7 @@ export class CacheChaos {
     }).toEqual({
       fence: String(h.token),
       // Every watched kind's status, each written by the holder.
-      kinds: ['deployments', 'jobs', 'pods', 'statefulsets'],
+      kinds: ['deployments', 'events', 'jobs', 'pods', 'statefulsets'],
       writers: [h.identity],
     });
     return h;

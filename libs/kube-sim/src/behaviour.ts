@@ -79,7 +79,8 @@ export const FAST_BEHAVIOUR: BehaviourConfig = {
  */
 export const SIM_ENV = {
   /** `crash` (exit after crashAfterMs, restart with CrashLoopBackOff), `oom` (like crash, OOMKilled, 137),
-   *  `fail` (exit with KUBESIM_EXIT_CODE, default 1, once — for Job pods), `never-ready` (runs, never ready). */
+   *  `fail` (exit with KUBESIM_EXIT_CODE, default 1, once — for Job pods), `never-ready` (runs, never ready),
+   *  `never-healthy` (never ready; after crashAfterMs its startup, else liveness, probe kills it: 137). */
   behaviour: 'KUBESIM_BEHAVIOUR',
   exitCode: 'KUBESIM_EXIT_CODE',
   /** Overrides jobRunMs / crashAfterMs for this container. */

@@ -111,6 +111,41 @@ describe('kubelet', () => {
     expect(cstatus('lazy')).toMatchObject({ ready: false, started: true });
   });
 
+  it('kills a container whose startup probe never passes as the kubelet does, and restarts it', async () => {
+    const probe = { tcpSocket: { port: 8080 }, periodSeconds: 2, failureThreshold: 30 };
+    createPod('unhealthy', [
+      container({
+        env: env({ KUBESIM_BEHAVIOUR: 'never-healthy' }),
+        startupProbe: probe,
+        livenessProbe: probe,
+      }),
+    ]);
+    const cs = await eventually(() => {
+      const c = cstatus('unhealthy');
+      return c && c.restartCount >= 1 ? c : false;
+    }, 'the probe kill');
+    expect(cs.ready).toBe(false);
+    expect(cs.lastState.terminated).toMatchObject({ exitCode: 137, reason: 'Error' });
+    const ip = String(status(pod('unhealthy')).podIP);
+    expect(eventLines('unhealthy')).toEqual(
+      expect.arrayContaining([
+        `Warning Unhealthy: Startup probe failed: dial tcp ${ip}:8080: connect: connection refused`,
+        'Normal Killing: Container app failed startup probe, will be restarted',
+      ]),
+    );
+  });
+
+  it('leaves a never-healthy container without probes running and unready', async () => {
+    createPod('unprobed', [
+      container({ env: env({ KUBESIM_BEHAVIOUR: 'never-healthy', KUBESIM_RUN_MS: '50' }) }),
+    ]);
+    createPod('eager2', [container()]);
+    await eventually(() => isPodReady(pod('eager2')!), 'the other pod ready');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(cstatus('unprobed')).toMatchObject({ ready: false, restartCount: 0 });
+    expect(eventLines('unprobed').some((l) => l.includes('Killing'))).toBe(false);
+  });
+
   it('crash-loops a crashing container with rising restartCount and CrashLoopBackOff', async () => {
     createPod('crashy', [container({ env: env({ KUBESIM_BEHAVIOUR: 'crash', KUBESIM_EXIT_CODE: '3' }) })]);
     const cs = await eventually(() => {

@@ -206,7 +206,8 @@ export class Kubelet {
     const live = () => c.containerID === id && c.state.running !== undefined;
     const { behaviour, runMs, exitCode } = c.sim;
     const longRunning = !c.init || c.sidecar;
-    if (longRunning && behaviour !== 'never-ready' && !c.sim.crashOnStart) {
+    const healthy = behaviour !== 'never-ready' && behaviour !== 'never-healthy';
+    if (longRunning && healthy && !c.sim.crashOnStart) {
       this.after(run, this.ctx.jittered(b.readyDelayMs), 'ready', () => {
         if (!live()) return;
         c.ready = true;
@@ -221,7 +222,11 @@ export class Kubelet {
     if (behaviour === 'crash') exit(runMs ?? b.crashAfterMs, exitCode ?? 1);
     else if (behaviour === 'oom') exit(runMs ?? b.crashAfterMs, 137, true);
     else if (behaviour === 'fail') exit(runMs ?? b.jobRunMs, exitCode ?? 1);
-    else if (!longRunning || (run.restartPolicy !== 'Always' && !c.sidecar))
+    else if (behaviour === 'never-healthy') {
+      this.after(run, runMs ?? b.crashAfterMs, 'exit', () => {
+        if (live()) this.probeKill(run, c, startedMs);
+      });
+    } else if (!longRunning || (run.restartPolicy !== 'Always' && !c.sidecar))
       exit(runMs ?? b.jobRunMs, exitCode ?? 0);
 
     if (c.sidecar) {
@@ -291,6 +296,26 @@ export class Kubelet {
       c.crashBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
       this.launch(run, c);
     });
+  }
+
+  /**
+   * A container whose startup (else liveness) probe never passes, killed as the kubelet does: its
+   * `Unhealthy` event (prober.go: `<Kind> probe failed: <output>`, nothing listening), then `Killing`
+   * (kuberuntime_manager.go), then exit 137 and a restart. Without either probe it just stays unready.
+   */
+  private probeKill(run: PodRun, c: ContainerRun, startedMs: number): void {
+    const kind = c.spec.startupProbe ? 'startup' : c.spec.livenessProbe ? 'liveness' : undefined;
+    const probe = c.spec.startupProbe ?? c.spec.livenessProbe;
+    if (!kind || !probe) return;
+    const port = String(probe.httpGet?.port ?? probe.tcpSocket?.port ?? '');
+    const dial = `dial tcp ${run.ip}:${port}: connect: connection refused`;
+    const output = probe.httpGet
+      ? `Get "http://${run.ip}:${port}${probe.httpGet.path ?? '/'}": ${dial}`
+      : dial;
+    const Kind = kind === 'startup' ? 'Startup' : 'Liveness';
+    this.event(run, c, 'Warning', 'Unhealthy', `${Kind} probe failed: ${output}`);
+    this.event(run, c, 'Normal', 'Killing', `Container ${c.name} failed ${kind} probe, will be restarted`);
+    this.exit(run, c, 137, false, startedMs);
   }
 
   private terminationMessage(c: ContainerRun, exitCode: number, logs: string[]): string | undefined {

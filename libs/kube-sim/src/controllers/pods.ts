@@ -19,6 +19,14 @@ export interface Container {
   imagePullPolicy?: string;
   /** `Always` on an init container makes it a sidecar. */
   restartPolicy?: string;
+  startupProbe?: SimProbe;
+  livenessProbe?: SimProbe;
+}
+
+/** What the kubelet's words for a failed probe need of it. */
+export interface SimProbe {
+  httpGet?: { path?: string; port: number | string };
+  tcpSocket?: { port: number | string };
 }
 
 export interface PodSpec {
@@ -162,7 +170,7 @@ export function podRequests(spec: PodSpec): { cpu: number; memory: number } {
   return { cpu, memory };
 }
 
-export type SimBehaviour = 'crash' | 'oom' | 'fail' | 'never-ready' | undefined;
+export type SimBehaviour = 'crash' | 'oom' | 'fail' | 'never-ready' | 'never-healthy' | undefined;
 
 /** What a container's environment and image ask of the simulated kubelet (SIM_ENV, the image prefixes). */
 export interface SimConfig {
@@ -188,7 +196,7 @@ export function simConfig(c: Container): SimConfig {
   const lastSegment = image.slice(image.lastIndexOf('/') + 1);
   const crashOnStart = raw === undefined && lastSegment.startsWith(CRASH_IMAGE_PREFIX);
   const behaviour: SimBehaviour =
-    raw === 'crash' || raw === 'oom' || raw === 'fail' || raw === 'never-ready'
+    raw === 'crash' || raw === 'oom' || raw === 'fail' || raw === 'never-ready' || raw === 'never-healthy'
       ? raw
       : crashOnStart
         ? 'crash'

@@ -26,6 +26,30 @@ const hostPorts = z.string().transform((text, ctx) => {
   return out;
 });
 
+/** `nats://[user:pass@]host:port`, comma-separated: several servers of one NATS cluster. */
+const natsUrls = z.string().transform((text, ctx) => {
+  const out: NatsServer[] = [];
+  for (const item of text.split(',').map((s) => s.trim())) {
+    let u: URL | undefined;
+    try {
+      u = new URL(item);
+    } catch {
+      u = undefined;
+    }
+    // The item itself is never echoed: it may carry a password.
+    if (!u || u.protocol !== 'nats:' || !u.hostname || u.pathname.replace(/^\/$/, '') !== '') {
+      ctx.addIssue({ code: 'custom', message: `server ${out.length + 1} is not nats://[user:pass@]host:port` });
+      return z.NEVER;
+    }
+    out.push({
+      server: `${u.hostname}:${u.port || '4222'}`,
+      ...(u.username ? { user: decodeURIComponent(u.username) } : {}),
+      ...(u.password ? { pass: decodeURIComponent(u.password) } : {}),
+    });
+  }
+  return out;
+});
+
 const schema = z.object({
   PORT: int(0, 65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -144,6 +168,12 @@ const schema = z.object({
   OPI_FINISHED_JOB_TTL_SECONDS: int(0, 30 * 24 * 3600).default(600),
   /** The worker's /metrics, /healthz and /readyz port (on HOST); 0: not served. */
   OPI_METRICS_PORT: int(0, 65535).default(9090),
+  /** How CF apps are reached at their routes: off, or registered with gorouter over NATS. */
+  OPI_ROUTING: z.enum(['off', 'nats']).default('off'),
+  OPI_NATS_URL: natsUrls.optional(),
+  OPI_NATS_TLS_CA_FILE: z.string().optional(),
+  OPI_NATS_TLS_CERT_FILE: z.string().optional(),
+  OPI_NATS_TLS_KEY_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -196,7 +226,24 @@ export interface Settings {
   finishedJobTtlSeconds: number;
   /** The worker's metrics and health server; port 0: none. */
   metrics: { port: number };
+  /** Off, or NATS: every routed instance registered with gorouter (apps/worker/src/routing). */
+  routing: RoutingSettings;
 }
+
+/** One NATS server, its credentials apart from its address (the address may be logged, they never). */
+export interface NatsServer {
+  server: string;
+  user?: string;
+  pass?: string;
+}
+
+export type RoutingSettings =
+  | { mode: 'off' }
+  | {
+      mode: 'nats';
+      servers: NatsServer[];
+      tls: { caFile?: string; certFile?: string; keyFile?: string } | undefined;
+    };
 
 export class SettingsError extends Error {}
 
@@ -250,6 +297,16 @@ function redisSettings(e: Env): RedisSettings {
   };
 }
 
+function routingSettings(e: Env): RoutingSettings {
+  if (e.OPI_ROUTING === 'off' || !e.OPI_NATS_URL) return { mode: 'off' };
+  const files = {
+    ...(e.OPI_NATS_TLS_CA_FILE ? { caFile: e.OPI_NATS_TLS_CA_FILE } : {}),
+    ...(e.OPI_NATS_TLS_CERT_FILE ? { certFile: e.OPI_NATS_TLS_CERT_FILE } : {}),
+    ...(e.OPI_NATS_TLS_KEY_FILE ? { keyFile: e.OPI_NATS_TLS_KEY_FILE } : {}),
+  };
+  return { mode: 'nats', servers: e.OPI_NATS_URL, tls: Object.keys(files).length > 0 ? files : undefined };
+}
+
 export function parseSettings(env: Record<string, string | undefined>): Settings {
   // Empty strings mean "not set", as in most shells' `VAR= cmd`.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
@@ -285,6 +342,14 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
       'invalid settings: OPI_CALLBACK_ATTEMPTS is no longer read: a report to CC is retried until ' +
         'OPI_CALLBACK_RETRY_WINDOW_MS (default 24 h) has passed since it was enqueued, at most ' +
         'OPI_CALLBACK_MAX_DELAY_MS (default 30 s) apart; remove it (docs/operations.md)',
+    );
+  }
+  if (e.OPI_ROUTING === 'nats' && !e.OPI_NATS_URL) {
+    throw new SettingsError('invalid settings: OPI_ROUTING=nats needs OPI_NATS_URL');
+  }
+  if ((e.OPI_NATS_TLS_CERT_FILE === undefined) !== (e.OPI_NATS_TLS_KEY_FILE === undefined)) {
+    throw new SettingsError(
+      'invalid settings: OPI_NATS_TLS_CERT_FILE and OPI_NATS_TLS_KEY_FILE must be set together',
     );
   }
   if (e.OPI_TLS_CLIENT_CA_FILE && !e.OPI_TLS_CERT_FILE) {
@@ -364,5 +429,6 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
     },
     finishedJobTtlSeconds: e.OPI_FINISHED_JOB_TTL_SECONDS,
     metrics: { port: e.OPI_METRICS_PORT },
+    routing: routingSettings(e),
   });
 }

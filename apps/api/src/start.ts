@@ -29,6 +29,9 @@ export interface StartApiOptions {
   metrics?: OpiMetrics;
 }
 
+/** How long an idle client connection is kept open. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 export async function startApi(
   settings: Settings,
   logger: Logger,
@@ -105,6 +108,10 @@ export async function startApi(
   const app = createApp(deps);
   const host = settings.http.host;
   const server = tlsOptions ? createHttpsServer(tlsOptions, app) : createServer(app);
+  // Longer than clients keep an idle connection (CC's HTTPClient 15 s, undici 4 s), so the client closes
+  // it first: with Node's 5 s a request sent on a connection the server was closing got ECONNRESET.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
   // A refused client certificate never reaches a route; say why, since CC only sees a failed handshake.
   server.on('tlsClientError', (err: Error) => {
     logger.warn({ err: err.message }, 'TLS handshake refused');

@@ -135,6 +135,12 @@ function listOf<T>(json: unknown, item: (v: unknown) => T | undefined): T[] | un
   return out;
 }
 
+/** The routes a workload's annotation holds; undefined when it has none or it cannot be read whole. */
+export function routesFromAnnotations(annotations: Record<string, string> | undefined): Route[] | undefined {
+  const raw = annotations?.[ANNOTATION_ROUTES];
+  return raw === undefined ? undefined : listOf(raw, routeOf);
+}
+
 /**
  * The kept fields from a workload's annotations, each checked item by item. An annotation that is absent
  * (a workload made before they were kept) leaves its field absent; undefined when one is present but is

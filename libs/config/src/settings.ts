@@ -38,7 +38,10 @@ const natsUrls = z.string().transform((text, ctx) => {
     }
     // The item itself is never echoed: it may carry a password.
     if (!u || u.protocol !== 'nats:' || !u.hostname || u.pathname.replace(/^\/$/, '') !== '') {
-      ctx.addIssue({ code: 'custom', message: `server ${out.length + 1} is not nats://[user:pass@]host:port` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `server ${out.length + 1} is not nats://[user:pass@]host:port`,
+      });
       return z.NEVER;
     }
     out.push({

@@ -1,13 +1,13 @@
 /**
  * The worker's own small HTTP server (OPI_METRICS_PORT on HOST): /metrics for Prometheus, /healthz (the
  * BullMQ workers run) and /readyz (Redis answers a PING, Kubernetes a cheap read, the cluster's watches
- * are listed and running: cache/watch-health.ts). node:http
+ * are listed and running: cache/watch-health.ts; routing's NATS connection is shown, not required). node:http
  * rather than Express: three fixed GET routes, and nothing else in the worker speaks HTTP.
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { KubernetesPort } from '@opi/kube';
 import type { Logger } from '@opi/logging';
-import { type OpiMetrics, type Pingable, pingRedis, runChecks } from '@opi/metrics';
+import { type CheckResult, type OpiMetrics, type Pingable, pingRedis, runChecks } from '@opi/metrics';
 import { closeServer, listen } from '@opi/runtime';
 
 export const READY_REDIS_TIMEOUT_MS = 1000;
@@ -23,6 +23,8 @@ export interface MetricsServerDeps {
   namespace: string;
   /** The watches' health (cache/watch-health.ts): resolves when every kind is listed and watched. */
   watches?: () => Promise<string>;
+  /** Routing's state (OPI_ROUTING=nats): shown, but a degraded routing does not make the worker unready. */
+  routing?: () => CheckResult;
   logger: Logger;
 }
 
@@ -55,6 +57,7 @@ export function metricsHandler(deps: MetricsServerDeps): (req: IncomingMessage, 
       },
       ...(deps.watches ? { watches: { run: deps.watches, timeoutMs: READY_REDIS_TIMEOUT_MS } } : {}),
     });
+    if (deps.routing) report.checks['routing'] = deps.routing();
     const now = report.status === 'ok';
     // Probes are not logged, so say when the answer changes.
     if (now !== ready) {

@@ -17,6 +17,8 @@ import { type RunningMetricsServer, startMetricsServer } from './metrics-server.
 import type { HandlerDeps } from './deps.js';
 import { type RunningWorkers, startWorkers } from './workers.js';
 import { type ClusterFeatures, checkWorkloadMode } from './workload-mode.js';
+import { type NatsClient, startNats } from './routing/nats-client.js';
+import { routingCheck } from './routing/routing-check.js';
 
 export interface RunningWorker {
   workers: RunningWorkers;
@@ -74,6 +76,22 @@ export async function startWorker(
   });
   const store = new StateStore(redis, settings.queuePrefix);
   const producer = JobProducer.fromSettings(redis, settings);
+  const identity = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const routing = settings.routing;
+  const nats: NatsClient | undefined =
+    routing.mode === 'nats'
+      ? startNats({
+          servers: routing.servers,
+          tls: routing.tls,
+          name: `opi-worker-${identity}`,
+          logger,
+          onConnected: (up) => {
+            metrics.routingNatsConnected.set(up ? 1 : 0);
+          },
+        })
+      : undefined;
+  // Set once the cache leader runs: /readyz says whether this worker emits routes.
+  const leading: { isLeader?: () => boolean } = {};
   const listen =
     options.metricsServer ??
     (settings.metrics.port === 0 ? false : { port: settings.metrics.port, host: settings.http.host });
@@ -91,6 +109,16 @@ export async function startWorker(
         kube,
         namespace: settings.namespace,
         watches: () => checkWatches(() => store.watchStatus()),
+        ...(nats && routing.mode === 'nats'
+          ? {
+              routing: () =>
+                routingCheck({
+                  connected: nats.connected(),
+                  servers: routing.servers.map((s) => s.server),
+                  emitting: leading.isLeader?.() ?? false,
+                }),
+            }
+          : {}),
         logger,
       },
       listen.port,
@@ -141,10 +169,12 @@ export async function startWorker(
     logger,
     leaseNamespace: settings.namespace,
     leaseName: settings.lease.name,
-    identity: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    identity,
     lease: settings.lease,
     observer: cacheObserver(metrics),
+    routing: nats ? { nats, metrics } : undefined,
   });
+  leading.isLeader = () => leader.isLeader();
   const blocking = redis.duplicate();
   blocking.on('error', (err: Error) => {
     logger.warn({ err: err.message }, 'redis connection error (converge inbox)');
@@ -177,6 +207,7 @@ export async function startWorker(
       await pump.close();
       // First: the Lease is released so another worker takes over the watch at once.
       await leader.close();
+      await nats?.close();
       await workers.close(settings.shutdownTimeoutMs);
       await server?.close();
       unwatch();

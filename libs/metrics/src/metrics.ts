@@ -146,6 +146,16 @@ export class OpiMetrics {
   readonly callbacksPending: Gauge;
   readonly callbacksFailed: Counter<'kind' | 'reason'>;
 
+  /** gorouter registrations (instance × route port) the emitter keeps alive; 0 where it does not emit. */
+  readonly routingEndpoints: Gauge;
+  readonly routingMessages: Counter<'subject'>;
+  /** 1 while this process's NATS connection is up (routing on). */
+  readonly routingNatsConnected: Gauge;
+  /** How often every registration is sent again: the smallest interval gorouters asked for, else 20 s. */
+  readonly routingRegisterInterval: Gauge;
+  /** From a pod's change (its own timestamps, whole seconds) to the message that tells gorouter. */
+  readonly routingLag: Histogram;
+
   /** Scrapes that could not read Redis in time: their Redis-backed series are missing. */
   readonly collectErrors: Counter<'source'>;
 
@@ -359,6 +369,33 @@ export class OpiMetrics {
       help: "From an object's change (its timestamps, whole seconds) to the cache write showing it",
       labelNames: ['kind'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30, 60],
+      registers,
+    });
+    this.routingEndpoints = new Gauge({
+      name: name('routing_registered_endpoints'),
+      help: 'gorouter registrations (instance and route port) this process keeps registered over NATS',
+      registers,
+    });
+    this.routingMessages = new Counter({
+      name: name('routing_messages_published_total'),
+      help: 'NATS messages published for routing, by subject',
+      labelNames: ['subject'],
+      registers,
+    });
+    this.routingNatsConnected = new Gauge({
+      name: name('routing_nats_connected'),
+      help: "1 while this process's NATS connection is up (OPI_ROUTING=nats)",
+      registers,
+    });
+    this.routingRegisterInterval = new Gauge({
+      name: name('routing_register_interval_seconds'),
+      help: 'How often every registration is sent again (the smallest minimumRegisterIntervalInSeconds of the gorouters, else 20)',
+      registers,
+    });
+    this.routingLag = new Histogram({
+      name: name('routing_publish_lag_seconds'),
+      help: "From a pod's change (its own timestamps, whole seconds) to the NATS message telling gorouter",
+      buckets: [0.25, 0.5, 1, 2, 5, 10, 30],
       registers,
     });
     this.cacheWriter = new Gauge({

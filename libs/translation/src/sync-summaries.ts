@@ -23,6 +23,7 @@ import {
 } from './labels.js';
 import { REVISION_LABEL } from './rollout.js';
 import { slimPod } from './slim.js';
+import { type RouteSource, routeSourceOf } from './route-registrations.js';
 import { replicaFailureOf } from './pods-refused.js';
 import { type CompactNanos, compactNanos, lastChangeMs, unixSeconds } from './time.js';
 
@@ -43,6 +44,11 @@ export function jobPodKey(pod: Pod): string {
 }
 
 /** What an LRP runs as. A new LRP gets the configured kind; an existing one keeps the kind it has. */
+/** routing: keep what routing reads (routes on workloads, addresses on Ready pods); off, nothing more is held. */
+export interface SummaryOptions {
+  routing?: boolean;
+}
+
 export type WorkloadKind = 'deployment' | 'statefulset';
 export const WORKLOAD_KINDS: readonly WorkloadKind[] = ['deployment', 'statefulset'];
 
@@ -66,6 +72,8 @@ export interface WorkloadSummary {
   podsRefused?: string;
   /** A StatefulSet's desired pods (spec.replicas), against which its refusal Events are judged. */
   replicas?: number;
+  /** What gorouter is told of its instances, when routing is on and it has routes; absent else. */
+  routes?: RouteSource;
   /** The resourceVersion it was made from, as the watch holds it (a number when it is one). */
   rv: number | string;
 }
@@ -87,6 +95,9 @@ export interface AppPodSummary {
   ordinal: number | undefined;
   /** A StatefulSet pod's `controller-revision-hash` label (the revision it runs); a Deployment's pod has no such key. */
   revision?: string | undefined;
+  /** Routing on and the pod RUNNING (Ready): its address and uid, for gorouter; absent else. */
+  ip?: string;
+  uid?: string;
   /**
    * The pod itself (slim) only while it has crashes CC has not been told of: their reports carry the
    * instance index, known only once all its LRP's pods are. Rare, so kept whole.
@@ -123,6 +134,7 @@ export function summarizeWorkload(
   kind: WorkloadKind,
   d: Deployment | StatefulSet,
   rv: number | string,
+  options: SummaryOptions = {},
 ): WorkloadSummary | undefined {
   const processGuid = processGuidOfObject(d);
   if (!processGuid) return undefined;
@@ -145,6 +157,10 @@ export function summarizeWorkload(
     const refused = replicaFailureOf(d);
     if (refused !== undefined) summary.podsRefused = refused;
   }
+  if (options.routing) {
+    const routes = routeSourceOf(d);
+    if (routes) summary.routes = routes;
+  }
   return summary;
 }
 
@@ -152,7 +168,11 @@ export function summarizeWorkload(
  * App pods become instances; a terminating one is no longer an instance (its replacement is) and an app
  * pod naming no LRP is nothing, both undefined. Every other pod is a Job's.
  */
-export function summarizeManagedPod(pod: Pod, rv: number | string): ManagedPodSummary | undefined {
+export function summarizeManagedPod(
+  pod: Pod,
+  rv: number | string,
+  options: SummaryOptions = {},
+): ManagedPodSummary | undefined {
   if (pod.metadata.labels?.[LABEL_SOURCE_TYPE] !== SOURCE_TYPE_APP)
     return { kind: 'job', pod: slimPod(pod), rv };
   const processGuid = processGuidOfObject(pod);
@@ -174,6 +194,11 @@ export function summarizeManagedPod(pod: Pod, rv: number | string): ManagedPodSu
     rv,
   };
   if (ordinal !== undefined) summary.revision = pod.metadata.labels?.[REVISION_LABEL];
+  const ip = pod.status?.podIP;
+  if (options.routing && info.state === 'RUNNING' && ip) {
+    summary.ip = ip;
+    summary.uid = pod.metadata.uid ?? '';
+  }
   return summary;
 }
 

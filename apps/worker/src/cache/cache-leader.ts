@@ -18,6 +18,8 @@ import { onJobChanged } from '../handlers/sync-jobs.js';
 import { type WorkerOptions, startSyncWorker } from '../workers.js';
 import { ClusterCache } from './cluster-cache.js';
 import type { CacheKind, ClusterCacheObserver, KindStatus } from './cluster-view.js';
+import type { NatsPort } from '../routing/nats-port.js';
+import { RouteEmitter, type RoutingMetrics } from '../routing/route-emitter.js';
 
 export type { CacheKind };
 
@@ -40,6 +42,8 @@ export interface CacheLeaderOptions {
   identity: string;
   lease?: { durationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   observer?: ClusterCacheObserver & { leading?(leading: boolean): void };
+  /** OPI_ROUTING=nats: the holder also tells gorouter where every routed instance is. */
+  routing?: { nats: NatsPort; metrics?: RoutingMetrics } | undefined;
 }
 
 export interface CacheLeader {
@@ -118,9 +122,10 @@ export function startCacheLeader(o: CacheLeaderOptions): CacheLeader {
   };
 }
 
-/** One tenure of the Lease: the reflectors, the sync worker and the heartbeat. */
+/** One tenure of the Lease: the reflectors, the route emitter, the sync worker and the heartbeat. */
 class Term {
   private readonly cache: ClusterCache;
+  private readonly emitter: RouteEmitter | undefined;
   private syncWorker: Worker | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
@@ -134,6 +139,14 @@ class Term {
     /** False as soon as the Lease may be another's (the elector knows before this term is ended). */
     private readonly leading: () => boolean,
   ) {
+    this.emitter = o.routing
+      ? new RouteEmitter({
+          nats: o.routing.nats,
+          leading,
+          logger: o.logger,
+          ...(o.routing.metrics ? { metrics: o.routing.metrics } : {}),
+        })
+      : undefined;
     this.cache = new ClusterCache(
       {
         kube: o.kube,
@@ -144,6 +157,7 @@ class Term {
         homeNamespace: o.leaseNamespace,
         reportCrashes: o.deps.ccInternalUrl ? o.deps.producer : undefined,
         repairs: o.deps.producer,
+        routes: this.emitter,
         onJob: async (job, pods) => {
           await onJobChanged(o.deps, job, pods);
         },
@@ -184,6 +198,7 @@ class Term {
       }
     }
     if (this.ended) return;
+    this.emitter?.start();
     this.cache.start();
     this.heartbeat = setInterval(() => {
       this.beating ??= this.beat().finally(() => {
@@ -216,6 +231,8 @@ class Term {
   async end(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
+    // First: the successor may already be unregistering what this term would send again.
+    this.emitter?.stop();
     clearInterval(this.heartbeat);
     // The cache first: a beat waiting on a relist (an API server that does not answer) ends with it.
     await this.cache.stop();

@@ -42,7 +42,10 @@ import {
   podsRefusedMessage,
   statefulSetRefusal,
   summarizeStatefulSetRefusal,
+  type RouteSource,
+  sameRouteSource,
 } from '@opi/translation';
+import { shownIndexes } from '@opi/domain';
 import {
   type HeldVersion,
   KubeApiError,
@@ -65,6 +68,7 @@ import {
 } from './cluster-view.js';
 import { enqueueCrashReports } from './crash-reports.js';
 import { instancesEntry } from './instances-entry.js';
+import type { RouteSink } from '../routing/route-emitter.js';
 
 export type {
   CacheKind,
@@ -97,6 +101,8 @@ export interface ClusterCacheDeps {
   reportCrashes?: Parameters<typeof enqueueCrashReports>[0] | undefined;
   /** Enqueues repairs and rollout checks of drifted LRPs (undefined: the watch repairs nothing). */
   repairs?: Pick<JobProducer, 'repairLrp' | 'settleRolloutNow'> | undefined;
+  /** Told each LRP's routes and Ready instances whenever either changed (undefined: routing is off). */
+  routes?: RouteSink | undefined;
   /** Called with a Job (slim) and its pods whenever either changed; records outcomes, enqueues reports. */
   onJob(job: Stored<Job>, pods: Pod[]): Promise<void>;
   observer?: ClusterCacheObserver;
@@ -139,6 +145,8 @@ export class ClusterCache implements ClusterView {
   private readonly specChangedAt = new Map<string, number>();
   /** LRP → the timer that looks again once its StatefulSet refusal is past the window. */
   private readonly refusalTimers = new Map<string, NodeJS.Timeout>();
+  /** LRP → its routes, for LRPs with routes while routing is on (from its workload's annotations). */
+  private readonly routeSources = new Map<string, RouteSource>();
   /**
    * LRP → its live app pods: the pod itself when it is the only one (most LRPs), else an array. At
    * 100,000 LRPs a Map per LRP cost ten times an array, and an array per LRP was megabytes more.
@@ -173,6 +181,7 @@ export class ClusterCache implements ClusterView {
     private token: number,
   ) {
     const { kube, namespace } = deps;
+    const summaryOptions = { routing: deps.routes !== undefined };
     // In the namespace most objects live in, the name is the key (the string the projection holds
     // anyway); elsewhere `namespace/name`. A name has no '/', so the two never meet. At 100,000 apps a
     // second string per object was 28 MB.
@@ -204,7 +213,7 @@ export class ClusterCache implements ClusterView {
         ...keying,
         labelSelector: APP_SELECTOR,
         project: (d: Stored<Deployment> | Stored<StatefulSet>, rv) => {
-          const summary = summarizeWorkload(kind, d, rv);
+          const summary = summarizeWorkload(kind, d, rv, summaryOptions);
           if (summary) {
             summary.processGuid = this.sharedGuid(summary.processGuid);
             if (summary.namespace === this.namespaceString) summary.namespace = this.namespaceString;
@@ -231,7 +240,7 @@ export class ClusterCache implements ClusterView {
       ...keying,
       labelSelector: MANAGED_SELECTOR,
       project: (p: Stored<Pod>, rv) => {
-        const summary = summarizeManagedPod(p, rv);
+        const summary = summarizeManagedPod(p, rv, summaryOptions);
         if (summary?.kind === 'app') summary.processGuid = this.sharedGuid(summary.processGuid);
         return summary;
       },
@@ -400,6 +409,7 @@ export class ClusterCache implements ClusterView {
           const run = this.podsOf(pg);
           pods += run.length;
           const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
+          this.route(pg, run, assignments, undefined);
           const unplaced = this.unplacedOf(pg, run.length);
           if (run.length === 0 && unplaced === undefined) continue;
           await snapshot.add(pg, instancesEntry(run, assignments, unplaced));
@@ -497,6 +507,7 @@ export class ClusterCache implements ClusterView {
   /** A workload event: a deletion or someone else's spec change is repaired; a held-up rollout checked. */
   private workloadSeen(next: WorkloadSummary | undefined, prev: WorkloadSummary | undefined): void {
     this.refusalOfWorkload(next, prev);
+    this.routesOfWorkload(next, prev);
     const drift = workloadDrift(prev, next);
     const held = next ?? prev;
     if (drift && held) {
@@ -507,6 +518,42 @@ export class ClusterCache implements ClusterView {
     if (next?.kind === 'statefulset' && rolloutHeldUp(next, this.podsOf(next.processGuid))) {
       this.markHeldUp(next);
     }
+  }
+
+  /** A workload event, for routing: routes added, changed or gone (with the workload) rewrite the LRP's. */
+  private routesOfWorkload(next: WorkloadSummary | undefined, prev: WorkloadSummary | undefined): void {
+    const held = next ?? prev;
+    if (!held || !this.deps.routes) return;
+    const had = this.routeSources.get(held.processGuid);
+    if (sameRouteSource(had, next?.routes)) return;
+    if (next?.routes) this.routeSources.set(held.processGuid, next.routes);
+    else this.routeSources.delete(held.processGuid);
+    this.markLrp(held.processGuid, undefined);
+  }
+
+  /** Tells routing the LRP's routes and Ready instances, each with the index /instances shows. */
+  private route(
+    pg: string,
+    run: readonly AppPodSummary[],
+    assignments: ReadonlyMap<string, number>,
+    changedAt: number | undefined,
+  ): void {
+    const sink = this.deps.routes;
+    if (!sink) return;
+    const source = this.routeSources.get(pg);
+    if (!source) {
+      sink.lrpRouted(pg, undefined, [], changedAt);
+      return;
+    }
+    const shown = shownIndexes(
+      run.map((p) => ({ index: assignments.get(p.name) ?? 0, ordinal: p.ordinal !== undefined })),
+      source.desired,
+    );
+    const instances = [];
+    for (const [i, p] of run.entries()) {
+      if (p.ip) instances.push({ ip: p.ip, uid: p.uid ?? '', index: shown[i] ?? 0 });
+    }
+    sink.lrpRouted(pg, source, instances, changedAt);
   }
 
   /**
@@ -737,14 +784,16 @@ export class ClusterCache implements ClusterView {
     const put: [string, string][] = [];
     const gone: string[] = [];
     const crashes: [AppPodSummary[], Map<string, number>][] = [];
-    for (const [k, pg] of pgs.entries()) {
+    for (const [k, [pg, at]] of batch.entries()) {
       const run = this.podsOf(pg);
       const unplaced = this.unplacedOf(pg, run.length);
       if (run.length === 0 && unplaced === undefined) {
+        this.route(pg, run, new Map(), at);
         gone.push(pg);
         continue;
       }
       const assignments = assignIndexMap(previous[k] ?? new Map<string, number>(), run);
+      this.route(pg, run, assignments, at);
       put.push([pg, instancesEntry(run, assignments, unplaced)]);
       crashes.push([run, assignments]);
     }

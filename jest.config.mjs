@@ -40,6 +40,8 @@ export default {
         'cluster-cache/*',
       ].map((f) => `<rootDir>/test/integration/${f}.test.ts`),
     },
+    // The service against CF's real gorouter and NATS (test/support/realrouter.ts starts a pair per file).
+    { ...common, displayName: 'routing', testMatch: ['<rootDir>/test/routing/**/*.test.ts'] },
     // A real browser (Debian's chromium, driven by playwright-core) against the service in-process.
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     // fast-check properties over every route and the translation (seed: FUZZ_SEED, scale: FUZZ_RUNS).

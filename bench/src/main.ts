@@ -11,6 +11,7 @@ import { WORKLOAD_KINDS } from '@opi/translation';
 import { NAMESPACE, REDIS_URL, log, repo } from './common.js';
 import { convergence } from './convergence.js';
 import { drift } from './drift.js';
+import { routingEmission } from './routing-emission.js';
 import { ingest } from './ingest.js';
 import { quick, runs, watchOptions } from './options.js';
 import { type Child, startChild, stopChild } from './processes.js';
@@ -61,6 +62,10 @@ async function main(): Promise<void> {
     if (runs('drift')) {
       log('drift → repaired (issue 24)');
       rows.push(...(await drift(results)));
+    }
+    if (runs('routing')) {
+      log('routing: the route emitter against nats-server (issue 25)');
+      rows.push(...(await routingEmission()));
     }
     if (runs('watch')) {
       log('watch cache (issue 15)');

@@ -4,9 +4,9 @@
  */
 
 export const quick = process.argv.includes('--quick');
-/** `--only=convergence` (or reads, ingest, queue, watch, drift): one scenario, for profiling. */
+/** `--only=convergence` (or reads, ingest, queue, watch, drift, routing): one scenario, for profiling. */
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-export type Scenario = 'reads' | 'ingest' | 'queue' | 'convergence' | 'watch' | 'drift';
+export type Scenario = 'reads' | 'ingest' | 'queue' | 'convergence' | 'watch' | 'drift' | 'routing';
 export const runs = (scenario: Scenario): boolean => only === undefined || only === scenario;
 
 /** The scenarios' sizes, durations and counts; smaller with --quick. */

@@ -60,6 +60,7 @@ const ORDER = [
   'PUT /apps',
   'convergence',
   'drift',
+  'routing',
   'queue',
   'memory: Redis',
   'memory: API',

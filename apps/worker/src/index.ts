@@ -7,3 +7,4 @@ export * from './cache/index.js';
 export { onJobChanged } from './handlers/sync-jobs.js';
 export type { SyncReport } from './handlers/sync-cluster.js';
 export { StartRefusedError } from './workload-mode.js';
+export * from './routing/index.js';

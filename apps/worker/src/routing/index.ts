@@ -1,0 +1,3 @@
+export * from './nats-port.js';
+export * from './nats-client.js';
+export * from './route-emitter.js';

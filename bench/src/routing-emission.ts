@@ -53,7 +53,11 @@ export async function routingEmission(): Promise<Row[]> {
       waitOnFirstConnect: true,
     });
     let received = 0;
-    sub.subscribe('router.register', { callback: () => void received++ });
+    sub.subscribe('router.register', {
+      callback: () => {
+        received++;
+      },
+    });
     await sub.flush();
 
     // Floor: a bare client publishing the same 20,000 messages, flushed every 1,000 as the emitter does.

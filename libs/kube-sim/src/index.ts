@@ -11,6 +11,7 @@ import { type Controllers, startControllers } from './controllers/index.js';
 import { Faults } from './faults.js';
 import { GarbageCollector } from './gc.js';
 import { kubeconfigYaml } from './kubeconfig.js';
+import { POD_RANGE_ENV, type PodRangeClaim, claimPodRange, parsePodRange } from './pod-range.js';
 import { seededRandom } from './random.js';
 import { ResourceRegistry } from './resources.js';
 import { Store } from './store.js';
@@ -43,6 +44,11 @@ export interface SimulatorOptions {
    * validation that changed between versions (env var names, docs/simulator.md).
    */
   kubernetesVersion?: string;
+  /**
+   * The loopback range pod IPs come from, `127.R.0.0/16` (R 1..255); start fails when another simulator
+   * holds it. Default: env KUBESIM_POD_RANGE, else a free range among 127.2 … 127.254 (pod-range.ts).
+   */
+  podRange?: string;
 }
 
 /** `1.30` (or `v1.30`, `1.30.2`) → 30; anything else is refused, naming it. */
@@ -65,6 +71,8 @@ export interface Simulator {
   readonly controllers: Controllers | undefined;
   /** Connections accepted since start, by protocol (a keep-alive client opens few). */
   readonly connectionsAccepted: { readonly tls: number; readonly plain: number };
+  /** `127.R.0.0/16`, the pods' addresses; undefined without controllers (no kubelet, no pod IPs). */
+  readonly podRange: string | undefined;
   kubeconfig(namespace?: string): string;
   writeKubeconfig(file: string, namespace?: string): Promise<void>;
   close(): Promise<void>;
@@ -77,7 +85,36 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
+/** The pod range asked for: the option, else KUBESIM_POD_RANGE; validated (a bad one names its source). */
+function wantedPodRange(options: SimulatorOptions): string | undefined {
+  if (options.podRange !== undefined) {
+    parsePodRange(options.podRange);
+    return options.podRange;
+  }
+  const env = process.env[POD_RANGE_ENV];
+  if (env === undefined || env.trim() === '') return undefined;
+  try {
+    parsePodRange(env);
+  } catch (e) {
+    throw new Error(`${POD_RANGE_ENV}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  return env;
+}
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const withControllers = options.controllers !== false;
+  const wanted = wantedPodRange(options);
+  // Without controllers no kubelet hands out pod IPs: no range to claim.
+  const claim: PodRangeClaim | undefined = withControllers ? await claimPodRange(wanted) : undefined;
+  try {
+    return await start(options, claim);
+  } catch (e) {
+    await claim?.release();
+    throw e;
+  }
+}
+
+async function start(options: SimulatorOptions, claim: PodRangeClaim | undefined): Promise<Simulator> {
   const random = seededRandom(options.seed ?? Date.now());
   const registry = new ResourceRegistry();
   const store = new Store(registry, {
@@ -103,7 +140,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...options.behaviour,
     nodes: { ...DEFAULT_BEHAVIOUR.nodes, ...options.behaviour?.nodes },
   };
-  const controllers = options.controllers === false ? undefined : startControllers(store, behaviour, random);
+  const controllers = claim ? startControllers(store, behaviour, random, { podRange: claim }) : undefined;
   const faults = new Faults(random);
   const token = options.token ?? randomBytes(16).toString('hex');
   const api = new ApiServer({
@@ -118,7 +155,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: options.bookmarkIntervalMs } : {}),
   });
   const host = options.host ?? '127.0.0.1';
-  const port = await api.listen(options.port ?? 0, host);
+  let port: number;
+  try {
+    port = await api.listen(options.port ?? 0, host);
+  } catch (e) {
+    await controllers?.stop();
+    gc.stop();
+    throw e;
+  }
   const named = urlHost(options.advertiseHost ?? (WILDCARDS.has(host) ? '127.0.0.1' : host));
   const url = `https://${named}:${port}`;
   const httpUrl = `http://${named}:${port}`;
@@ -131,13 +175,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     faults,
     controllers,
     connectionsAccepted: api.connectionsAccepted,
+    podRange: claim?.cidr,
     kubeconfig: (namespace) => kubeconfigYaml(url, token, namespace),
     writeKubeconfig: (file, namespace) =>
       writeFile(file, kubeconfigYaml(url, token, namespace), { mode: 0o600 }),
     close: async () => {
-      controllers?.stop();
+      await controllers?.stop();
       gc.stop();
       await api.close();
+      await claim?.release();
     },
   };
 }
@@ -153,6 +199,7 @@ export {
 } from './behaviour.js';
 export type { FaultConfig, Verb } from './faults.js';
 export { Faults } from './faults.js';
+export { POD_RANGE_CLAIM_PORT, POD_RANGE_ENV, parsePodRange } from './pod-range.js';
 export { Store } from './store.js';
 export { ResourceRegistry } from './resources.js';
 export type { KubeObject, ObjectMeta } from './types.js';

@@ -12,11 +12,11 @@ import {
 } from './test-harness.js';
 
 let h: Harness;
-beforeEach(() => {
-  h = startHarness();
+beforeEach(async () => {
+  h = await startHarness();
 });
-afterEach(() => {
-  h.stop();
+afterEach(async () => {
+  await h.stop();
 });
 
 interface DeployStatus {
@@ -103,7 +103,7 @@ describe('Deployment controller', () => {
       expect(cs?.imageID).toMatch(/^docker\.io\/library\/nginx@sha256:[0-9a-f]{64}$/);
       expect(cs?.containerID).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
       expect(cs?.state.running?.startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-      expect(status(p).podIP).toMatch(/^10\.244\.\d+\.\d+$/);
+      expect(status(p).podIP).toMatch(new RegExp(`^127\\.${h.podRange.octet}\\.\\d+\\.\\d+$`));
       expect(status(p).hostIP).toMatch(/^172\.18\.\d+\.\d+$/);
     }
     expect(new Set(pods.map((p) => status(p).podIP)).size).toBe(3);

@@ -5,6 +5,7 @@
  */
 import type { LogRequest } from '../api-server.js';
 import type { BehaviourConfig } from '../behaviour.js';
+import type { PodRange } from '../pod-range.js';
 import { typeKey } from '../resources.js';
 import type { Store, StoreEvent } from '../store.js';
 import type { KubeObject } from '../types.js';
@@ -24,17 +25,23 @@ export interface Controllers {
   logs(req: LogRequest): string;
   /** Changes pacing at run time (nodes excepted). */
   setBehaviour(partial: Partial<BehaviourConfig>): BehaviourConfig;
-  stop(): void;
+  stop(): Promise<void>;
+}
+
+export interface ControllerOptions {
+  /** Where pod IPs come from: the simulator's claimed loopback range (pod-range.ts). */
+  podRange: PodRange;
 }
 
 export function startControllers(
   store: Store,
   behaviour: BehaviourConfig,
   random: () => number,
+  options: ControllerOptions,
 ): Controllers {
   const ctx = new Context(store, { ...behaviour, nodes: { ...behaviour.nodes } }, random);
   const { types } = ctx;
-  const nodes = new Nodes(ctx);
+  const nodes = new Nodes(ctx, options.podRange);
   const scheduler = new Scheduler(ctx, nodes);
   const kubelet = new Kubelet(ctx, nodes);
   const replicasets = new ReplicaSetController(ctx);
@@ -125,6 +132,7 @@ export function startControllers(
     stop: () => {
       unsubscribe();
       ctx.timers.stop();
+      return Promise.resolve();
     },
   };
 }

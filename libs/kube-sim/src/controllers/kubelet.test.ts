@@ -14,11 +14,11 @@ import {
 } from './test-harness.js';
 
 let h: Harness;
-beforeEach(() => {
-  h = startHarness();
+beforeEach(async () => {
+  h = await startHarness();
 });
-afterEach(() => {
-  h.stop();
+afterEach(async () => {
+  await h.stop();
 });
 
 function createPod(name: string, containers: Container[], spec: Record<string, unknown> = {}): KubeObject {

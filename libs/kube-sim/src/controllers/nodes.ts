@@ -1,8 +1,10 @@
 /**
  * The simulated nodes: `kubesim-node-<i>` Node objects with the capacity of `behaviour.nodes`, a Ready
- * condition refreshed by a heartbeat (as kwok's node-heartbeat stage), and each node's pod address range.
+ * condition refreshed by a heartbeat (as kwok's node-heartbeat stage), and each node's pod address range,
+ * a slice of the simulator's loopback pod range 127.R.0.0/16 (pod-range.ts).
  */
 import { serverVersion } from '../discovery.js';
+import type { PodRange } from '../pod-range.js';
 import type { KubeObject } from '../types.js';
 import type { Context } from './context.js';
 import { timestamp } from './pods.js';
@@ -15,7 +17,7 @@ export interface SimNode {
   name: string;
   index: number;
   hostIP: string;
-  /** First third octet of the node's slice of 10.244.0.0/16, and the slice's size in /24s. */
+  /** First third octet of the node's slice of the pod range 127.R.0.0/16, and the slice's size in /24s. */
   octetBase: number;
   octetCount: number;
 }
@@ -26,7 +28,10 @@ export class Nodes {
   private readonly used = new Map<string, Set<string>>();
   private readonly cursor = new Map<string, number>();
 
-  constructor(private readonly ctx: Context) {
+  constructor(
+    private readonly ctx: Context,
+    readonly podRange: PodRange,
+  ) {
     const count = Math.max(0, Math.min(256, Math.floor(ctx.behaviour.nodes.count)));
     // Each node gets a power-of-two block of /24s, so its podCIDR is a single CIDR as kube-controller-manager's.
     const octetCount = count > 0 ? 2 ** Math.floor(Math.log2(256 / count)) : 0;
@@ -62,8 +67,9 @@ export class Nodes {
     const size = node.octetCount * 254;
     let c = this.cursor.get(nodeName) ?? 0;
     for (let tries = 0; tries < size; tries++, c = (c + 1) % size) {
-      const ip = `10.244.${node.octetBase + Math.floor(c / 254)}.${(c % 254) + 1}`;
-      if (!used.has(ip)) {
+      const ip = `127.${this.podRange.octet}.${node.octetBase + Math.floor(c / 254)}.${(c % 254) + 1}`;
+      // The range's claim socket listens on 127.R.255.254: no pod gets that address.
+      if (!used.has(ip) && ip !== this.podRange.claimAddress) {
         used.add(ip);
         this.cursor.set(nodeName, (c + 1) % size);
         return ip;
@@ -78,7 +84,7 @@ export class Nodes {
 
   private podCIDR(node: SimNode): string {
     const prefix = 24 - Math.log2(Math.max(1, node.octetCount));
-    return `10.244.${node.octetBase}.0/${prefix}`;
+    return `127.${this.podRange.octet}.${node.octetBase}.0/${prefix}`;
   }
 
   private ensure(node: SimNode): void {

@@ -43,12 +43,12 @@ describe('pods refused by a ResourceQuota', () => {
         (e) => e['reason'] === 'FailedCreate' && (e['involvedObject'] as { kind?: string }).kind === kind,
       );
 
-  beforeEach(() => {
-    h = startHarness();
+  beforeEach(async () => {
+    h = await startHarness();
     setQuota({ pods: '1' });
   });
-  afterEach(() => {
-    h.stop();
+  afterEach(async () => {
+    await h.stop();
   });
 
   it('sets ReplicaFailure on the ReplicaSet and the Deployment, with FailedCreate events, and drops it once the quota is raised', async () => {

@@ -61,11 +61,11 @@ describe('ReplicaSet scale-down order', () => {
 
 describe('ReplicaSet controller', () => {
   let h: Harness;
-  beforeEach(() => {
-    h = startHarness();
+  beforeEach(async () => {
+    h = await startHarness();
   });
-  afterEach(() => {
-    h.stop();
+  afterEach(async () => {
+    await h.stop();
   });
 
   it('replaces a deleted pod and reports status for a bare ReplicaSet', async () => {

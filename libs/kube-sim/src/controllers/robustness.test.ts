@@ -15,16 +15,16 @@ import {
 let h: Harness;
 let logged: string[] = [];
 const consoleError = console.error;
-beforeEach(() => {
+beforeEach(async () => {
   // Controllers log only unexpected failures: none may happen here.
   logged = [];
   console.error = (...args: unknown[]) => {
     logged.push(args.map(String).join(' '));
   };
-  h = startHarness();
+  h = await startHarness();
 });
-afterEach(() => {
-  h.stop();
+afterEach(async () => {
+  await h.stop();
   console.error = consoleError;
   expect(logged).toEqual([]);
 });
@@ -113,7 +113,7 @@ describe('controllers under churn', () => {
       () => h.pods().some((p) => (status(p).containerStatuses?.[0]?.restartCount ?? 0) > 0),
       'crashing',
     );
-    h.stop();
+    await h.stop();
     const rv = h.store.resourceVersion;
     await new Promise((r) => setTimeout(r, 300));
     expect(h.store.resourceVersion).toBe(rv);

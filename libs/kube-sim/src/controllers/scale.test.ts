@@ -6,11 +6,11 @@ import { type Harness, deploymentBody, eventually, startHarness } from './test-h
 const COUNT = Number(process.env['KUBESIM_SCALE_COUNT'] ?? 3_000);
 
 let h: Harness;
-beforeEach(() => {
-  h = startHarness();
+beforeEach(async () => {
+  h = await startHarness();
 });
-afterEach(() => {
-  h.stop();
+afterEach(async () => {
+  await h.stop();
 });
 
 describe('controllers at scale', () => {

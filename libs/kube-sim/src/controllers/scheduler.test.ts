@@ -4,11 +4,11 @@ import { parseQuantity } from './quantity.js';
 import { type Harness, container, eventually, startHarness, status } from './test-harness.js';
 
 let h: Harness;
-beforeEach(() => {
-  h = startHarness();
+beforeEach(async () => {
+  h = await startHarness();
 });
-afterEach(() => {
-  h.stop();
+afterEach(async () => {
+  await h.stop();
 });
 
 function createPod(name: string, memory: string): KubeObject {

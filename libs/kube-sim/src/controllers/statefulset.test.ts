@@ -12,11 +12,11 @@ import {
 } from './test-harness.js';
 
 let h: Harness;
-beforeEach(() => {
-  h = startHarness();
+beforeEach(async () => {
+  h = await startHarness();
 });
-afterEach(() => {
-  h.stop();
+afterEach(async () => {
+  await h.stop();
 });
 
 interface StsStatus {
@@ -231,8 +231,8 @@ describe('StatefulSet rolling updates and the MaxUnavailableStatefulSet gate', (
   });
 
   it('gate on: rolls healthy pods up to maxUnavailable at a time', async () => {
-    h.stop();
-    h = startHarness({ maxUnavailableStatefulSet: true });
+    await h.stop();
+    h = await startHarness({ maxUnavailableStatefulSet: true });
     createSts('wide', 4, parallel(2));
     const before = await eventually(() => settled('wide', 4), 'settled');
     const seen = h.record();
@@ -262,8 +262,8 @@ describe('StatefulSet rolling updates and the MaxUnavailableStatefulSet gate', (
   });
 
   it('gate on: never replaces old pods that are not ready, so a fixed image never rolls out (kubernetes#137409)', async () => {
-    h.stop();
-    h = startHarness({ maxUnavailableStatefulSet: true });
+    await h.stop();
+    h = await startHarness({ maxUnavailableStatefulSet: true });
     createSts('stuck', 3, {
       ...parallel('25%'),
       template: podTemplate({ app: 'stuck' }, [container({ image: 'kubesim-crash:1' })]),

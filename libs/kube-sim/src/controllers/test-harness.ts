@@ -1,9 +1,11 @@
 /**
  * A store with the garbage collector and the controllers running, for the controllers' tests: objects are
  * created through the store, and tests wait for behaviour with `eventually` (a deadline, never a sleep).
+ * It claims a pod range of its own as a simulator does, so its pod IPs are never another's.
  */
 import { type BehaviourConfig, FAST_BEHAVIOUR } from '../behaviour.js';
 import { GarbageCollector } from '../gc.js';
+import { type PodRange, claimPodRange } from '../pod-range.js';
 import { seededRandom } from '../random.js';
 import { ResourceRegistry, type ResourceType } from '../resources.js';
 import { Store, type StoreEvent } from '../store.js';
@@ -15,6 +17,7 @@ export interface Harness {
   store: Store;
   controllers: Controllers;
   namespace: string;
+  podRange: PodRange;
   type(group: string, plural: string): ResourceType;
   create(
     group: string,
@@ -26,10 +29,12 @@ export interface Harness {
   events(involvedName?: string): KubeObject[];
   /** Every store event from now on, for checking invariants over a whole run. */
   record(): StoreEvent[];
-  stop(): void;
+  /** Stops the controllers; resolves once the pod range is released. */
+  stop(): Promise<void>;
 }
 
-export function startHarness(behaviour: Partial<BehaviourConfig> = {}): Harness {
+export async function startHarness(behaviour: Partial<BehaviourConfig> = {}): Promise<Harness> {
+  const podRange = await claimPodRange();
   const registry = new ResourceRegistry();
   const store = new Store(registry);
   const namespace = 'test';
@@ -39,12 +44,16 @@ export function startHarness(behaviour: Partial<BehaviourConfig> = {}): Harness 
     metadata: { name: namespace, uid: '', resourceVersion: '', creationTimestamp: '' },
   });
   const gc = new GarbageCollector(store);
-  const controllers = startControllers(store, { ...FAST_BEHAVIOUR, ...behaviour }, seededRandom(1));
+  const controllers = startControllers(store, { ...FAST_BEHAVIOUR, ...behaviour }, seededRandom(1), {
+    podRange,
+  });
   const unsubscribers: (() => void)[] = [];
+  let stopped: Promise<void> | undefined;
   return {
     store,
     controllers,
     namespace,
+    podRange,
     type: (group, plural) => registry.get(group, plural),
     create: (group, plural, body) => {
       const t = registry.get(group, plural);
@@ -74,11 +83,13 @@ export function startHarness(behaviour: Partial<BehaviourConfig> = {}): Harness 
       unsubscribers.push(store.subscribe((e) => seen.push(e)));
       return seen;
     },
-    stop: () => {
-      for (const u of unsubscribers) u();
-      controllers.stop();
-      gc.stop();
-    },
+    stop: () =>
+      (stopped ??= (async () => {
+        for (const u of unsubscribers) u();
+        gc.stop();
+        await controllers.stop();
+        await podRange.release();
+      })()),
   };
 }
 

@@ -49,15 +49,18 @@ export interface RegistryMessage {
   tags: Record<string, string>;
 }
 
-/** Registrations of one LRP: `ip:port` (gorouter's endpoint identity) → the message. */
-export type Registrations = Map<string, RegistryMessage>;
+/**
+ * Registrations of one LRP: `ip:port` (gorouter's endpoint identity) → the message as it is published
+ * (JSON). Held as text: as objects, 10,000 instances × 2 ports held 32 MB; as the text sent, a third.
+ */
+export type Registrations = Map<string, string>;
 
 /** What to publish to go from one LRP's registrations to the next. */
 export interface RegistrationChanges {
-  /** Endpoints gone, or hostnames an endpoint no longer has (uris: only those). */
-  unregister: RegistryMessage[];
-  /** Endpoints new or changed (a register of a known `host:port` updates it in gorouter). */
-  register: RegistryMessage[];
+  /** Endpoints gone, or hostnames an endpoint no longer has (uris: only those), as JSON. */
+  unregister: string[];
+  /** Endpoints new or changed (a register of a known `host:port` updates it in gorouter), as JSON. */
+  register: string[];
 }
 
 const isPort = (n: number): boolean => Number.isInteger(n) && n >= 1 && n <= 65535;
@@ -119,7 +122,7 @@ export function registrationsOf(source: RouteSource, instances: readonly RoutedI
   for (const i of instances) {
     if (!i.ip) continue;
     for (const [port, uris] of source.ports) {
-      out.set(`${i.ip}:${port}`, {
+      const m: RegistryMessage = {
         host: i.ip,
         port,
         uris,
@@ -127,7 +130,8 @@ export function registrationsOf(source: RouteSource, instances: readonly RoutedI
         private_instance_id: i.uid,
         private_instance_index: String(i.index),
         tags: { ...source.tags, process_instance_id: i.uid, instance_id: String(i.index) },
-      });
+      };
+      out.set(`${i.ip}:${port}`, JSON.stringify(m));
     }
   }
   return out;
@@ -138,16 +142,20 @@ export function registrationsOf(source: RouteSource, instances: readonly RoutedI
  * hostnames that endpoint lost; then registers of what is new or changed.
  */
 export function registrationChanges(before: Registrations, after: Registrations): RegistrationChanges {
-  const unregister: RegistryMessage[] = [];
-  const register: RegistryMessage[] = [];
+  const unregister: string[] = [];
+  const register: string[] = [];
   for (const [key, was] of before) {
     const now = after.get(key);
-    const lost = now ? was.uris.filter((u) => !now.uris.includes(u)) : was.uris;
-    if (lost.length > 0) unregister.push({ ...was, uris: lost });
+    if (now === was) continue;
+    if (now === undefined) {
+      unregister.push(was);
+      continue;
+    }
+    const old = JSON.parse(was) as RegistryMessage;
+    const kept = (JSON.parse(now) as RegistryMessage).uris;
+    const lost = old.uris.filter((u) => !kept.includes(u));
+    if (lost.length > 0) unregister.push(JSON.stringify({ ...old, uris: lost }));
   }
-  for (const [key, now] of after) {
-    const was = before.get(key);
-    if (!was || JSON.stringify(was) !== JSON.stringify(now)) register.push(now);
-  }
+  for (const [key, now] of after) if (before.get(key) !== now) register.push(now);
   return { unregister, register };
 }

@@ -10,7 +10,6 @@ import type { Logger } from '@opi/logging';
 import type { OpiMetrics } from '@opi/metrics';
 import {
   type Registrations,
-  type RegistryMessage,
   type RouteSource,
   type RoutedInstance,
   registrationChanges,
@@ -70,7 +69,7 @@ export class RouteEmitter implements RouteSink {
   private readonly tickMs: number;
   private readonly random: () => number;
   private heartbeat: NodeJS.Timeout | undefined;
-  private cursor: Iterator<RegistryMessage> | undefined;
+  private cursor: Iterator<string> | undefined;
   private emitTimer: NodeJS.Timeout | undefined;
   private emitting: Promise<void> | undefined;
   private emitAgain = false;
@@ -127,8 +126,8 @@ export class RouteEmitter implements RouteSink {
     if (!before && !source) return;
     const after: Registrations = source
       ? registrationsOf(source, instances)
-      : new Map<string, RegistryMessage>();
-    const { unregister, register } = registrationChanges(before ?? new Map<string, RegistryMessage>(), after);
+      : new Map<string, string>();
+    const { unregister, register } = registrationChanges(before ?? new Map<string, string>(), after);
     if (after.size > 0) this.byLrp.set(processGuid, after);
     else this.byLrp.delete(processGuid);
     this.endpoints += after.size - (before?.size ?? 0);
@@ -140,14 +139,14 @@ export class RouteEmitter implements RouteSink {
     }
   }
 
-  private publish(subject: string, m: RegistryMessage): void {
+  private publish(subject: string, m: string): void {
     if (this.stopped || !this.o.leading()) return;
-    this.o.nats.publish(subject, JSON.stringify(m));
+    this.o.nats.publish(subject, m);
     this.o.metrics?.routingMessages.inc({ subject });
   }
 
   /** Every registration, each read when its turn comes (one removed meanwhile is skipped, never resent). */
-  private *live(): Generator<RegistryMessage> {
+  private *live(): Generator<string> {
     for (const [pg, regs] of this.byLrp) {
       for (const key of [...regs.keys()]) {
         const m = this.byLrp.get(pg)?.get(key);

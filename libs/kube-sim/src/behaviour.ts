@@ -30,6 +30,12 @@ export interface BehaviourConfig {
   backoffMaxMs: number;
   /** Graceful pod deletion: time the containers take to stop, at most the grace period. */
   terminationDelayMs: number;
+  /**
+   * Graceful pod deletion of a container that serves its ports (pods answer HTTP, docs/simulator.md):
+   * how long it keeps answering after SIGTERM, as an app draining its connections, before it closes
+   * them and exits; at most the pod's grace period. The pod is removed once its containers stopped.
+   */
+  drainMs: number;
   /** Uniform jitter added to each delay. */
   jitterMs: number;
   nodes: NodeShape;
@@ -53,6 +59,7 @@ export const DEFAULT_BEHAVIOUR: BehaviourConfig = {
   backoffBaseMs: 2000,
   backoffMaxMs: 30_000,
   terminationDelayMs: 300,
+  drainMs: 1000,
   jitterMs: 200,
   nodes: { count: 3, cpu: '8', memory: '32Gi', ephemeralStorage: '100Gi', pods: 110 },
   maxUnavailableStatefulSet: false,
@@ -70,6 +77,7 @@ export const FAST_BEHAVIOUR: BehaviourConfig = {
   backoffBaseMs: 100,
   backoffMaxMs: 800,
   terminationDelayMs: 10,
+  drainMs: 50,
   jitterMs: 5,
 };
 
@@ -85,6 +93,8 @@ export const SIM_ENV = {
   exitCode: 'KUBESIM_EXIT_CODE',
   /** Overrides jobRunMs / crashAfterMs for this container. */
   runMs: 'KUBESIM_RUN_MS',
+  /** Overrides drainMs for this container: how long its ports keep answering once the pod is deleted. */
+  drainMs: 'KUBESIM_DRAIN_MS',
   /** Written to the container's terminated state `message` when it exits (terminationMessagePath). */
   terminationMessage: 'KUBESIM_TERMINATION_MESSAGE',
   /** Lines the container "prints", returned by the pods/log subresource (\n separated). */

@@ -49,6 +49,11 @@ export interface SimulatorOptions {
    * holds it. Default: env KUBESIM_POD_RANGE, else a free range among 127.2 … 127.254 (pod-range.ts).
    */
   podRange?: string;
+  /**
+   * Running containers answer HTTP on their declared ports at the pod's IP (default true); false: pods
+   * get IPs, nothing listens (e.g. for very many pods).
+   */
+  servePods?: boolean;
 }
 
 /** `1.30` (or `v1.30`, `1.30.2`) → 30; anything else is refused, naming it. */
@@ -73,6 +78,8 @@ export interface Simulator {
   readonly connectionsAccepted: { readonly tls: number; readonly plain: number };
   /** `127.R.0.0/16`, the pods' addresses; undefined without controllers (no kubelet, no pod IPs). */
   readonly podRange: string | undefined;
+  /** Whether running containers answer HTTP on their ports. */
+  readonly servePods: boolean;
   kubeconfig(namespace?: string): string;
   writeKubeconfig(file: string, namespace?: string): Promise<void>;
   close(): Promise<void>;
@@ -115,6 +122,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 }
 
 async function start(options: SimulatorOptions, claim: PodRangeClaim | undefined): Promise<Simulator> {
+  const servePods = options.servePods ?? true;
   const random = seededRandom(options.seed ?? Date.now());
   const registry = new ResourceRegistry();
   const store = new Store(registry, {
@@ -140,7 +148,9 @@ async function start(options: SimulatorOptions, claim: PodRangeClaim | undefined
     ...options.behaviour,
     nodes: { ...DEFAULT_BEHAVIOUR.nodes, ...options.behaviour?.nodes },
   };
-  const controllers = claim ? startControllers(store, behaviour, random, { podRange: claim }) : undefined;
+  const controllers = claim
+    ? startControllers(store, behaviour, random, { podRange: claim, servePods })
+    : undefined;
   const faults = new Faults(random);
   const token = options.token ?? randomBytes(16).toString('hex');
   const api = new ApiServer({
@@ -176,6 +186,7 @@ async function start(options: SimulatorOptions, claim: PodRangeClaim | undefined
     controllers,
     connectionsAccepted: api.connectionsAccepted,
     podRange: claim?.cidr,
+    servePods,
     kubeconfig: (namespace) => kubeconfigYaml(url, token, namespace),
     writeKubeconfig: (file, namespace) =>
       writeFile(file, kubeconfigYaml(url, token, namespace), { mode: 0o600 }),
@@ -200,6 +211,7 @@ export {
 export type { FaultConfig, Verb } from './faults.js';
 export { Faults } from './faults.js';
 export { POD_RANGE_CLAIM_PORT, POD_RANGE_ENV, parsePodRange } from './pod-range.js';
+export type { PodAnswer } from './controllers/pod-http.js';
 export { Store } from './store.js';
 export { ResourceRegistry } from './resources.js';
 export type { KubeObject, ObjectMeta } from './types.js';

@@ -25,12 +25,15 @@ export interface Controllers {
   logs(req: LogRequest): string;
   /** Changes pacing at run time (nodes excepted). */
   setBehaviour(partial: Partial<BehaviourConfig>): BehaviourConfig;
+  /** Stops every controller; resolves once the pods' listeners are closed. */
   stop(): Promise<void>;
 }
 
 export interface ControllerOptions {
   /** Where pod IPs come from: the simulator's claimed loopback range (pod-range.ts). */
   podRange: PodRange;
+  /** Running containers answer HTTP on their declared ports (default true). */
+  servePods?: boolean;
 }
 
 export function startControllers(
@@ -43,7 +46,7 @@ export function startControllers(
   const { types } = ctx;
   const nodes = new Nodes(ctx, options.podRange);
   const scheduler = new Scheduler(ctx, nodes);
-  const kubelet = new Kubelet(ctx, nodes);
+  const kubelet = new Kubelet(ctx, nodes, { servePods: options.servePods ?? true });
   const replicasets = new ReplicaSetController(ctx);
   const deployments = new DeploymentController(ctx);
   const statefulsets = new StatefulSetController(ctx);
@@ -129,10 +132,10 @@ export function startControllers(
       ctx.behaviour = { ...ctx.behaviour, ...rest };
       return { ...ctx.behaviour, nodes: { ...ctx.behaviour.nodes } };
     },
-    stop: () => {
+    stop: async () => {
       unsubscribe();
       ctx.timers.stop();
-      return Promise.resolve();
+      await kubelet.stop();
     },
   };
 }

@@ -2,7 +2,9 @@
  * The simulated kubelet of every `kubesim-node-<i>`: moves bound pods through kwok-like stages (pull,
  * create, start, ready) on jittered timers, plays out the failure conventions of SIM_ENV and
  * PULL_ERROR_IMAGE_PREFIX (crash loops with back-off, OOM kills, failing and completing Job containers,
- * image pull back-off), stops and removes pods being deleted, and serves container logs.
+ * image pull back-off), stops and removes pods being deleted, serves container logs, and has a running
+ * pod's containers answer HTTP on their declared ports at the pod's loopback IP (pod-http.ts), until they
+ * stop or, once the pod is deleted, their drain time is over.
  */
 import type { LogRequest } from '../api-server.js';
 import { errors } from '../errors.js';
@@ -11,8 +13,9 @@ import type { KubeObject } from '../types.js';
 import type { Context } from './context.js';
 import type { EventType } from './events.js';
 import type { Nodes } from './nodes.js';
+import { PortListener } from './pod-http.js';
 import type { ContainerStateTerminated } from './pods.js';
-import { isTerminal, key, podSpec, resolvedEnv, splitKey, timestamp } from './pods.js';
+import { isTerminal, key, podSpec, resolvedEnv, splitKey, tcpPorts, timestamp } from './pods.js';
 import { WorkQueue } from './queue.js';
 import {
   type ContainerRun,
@@ -28,8 +31,17 @@ import {
 const FALLBACK_LOG_LINES = 80;
 const FALLBACK_LOG_BYTES = 2048;
 
+export interface KubeletOptions {
+  /** Containers listen on their declared ports (default true); off: pods have IPs but nothing answers. */
+  servePods?: boolean;
+}
+
 export class Kubelet {
   private readonly runs = new Map<string, PodRun>();
+  private readonly servePods: boolean;
+  private stopped = false;
+  /** Listeners being closed, awaited by stop(). */
+  private readonly closing = new Set<Promise<void>>();
   /** `${node}|${image}` of images a node holds, for "already present on machine". */
   private readonly images = new Set<string>();
   private readonly statusQueue: WorkQueue;
@@ -38,7 +50,9 @@ export class Kubelet {
   constructor(
     private readonly ctx: Context,
     private readonly nodes: Nodes,
+    options: KubeletOptions = {},
   ) {
+    this.servePods = options.servePods ?? true;
     this.statusQueue = new WorkQueue('kubelet status', ctx.timers, (uid) => {
       this.writeStatus(uid);
     });
@@ -98,6 +112,7 @@ export class Kubelet {
       startTime: timestamp(this.ctx.now()),
       timers: new Set(),
       terminating: false,
+      drained: false,
       transitions: new Map(),
     };
     if (run.init.length > 0) {
@@ -199,6 +214,8 @@ export class Kubelet {
     ];
     c.state = { running: { startedAt: timestamp(startedMs) } };
     c.started = true;
+    // A new run of the container binds its ports afresh (sync → serve).
+    c.bindFailed.clear();
     this.event(run, c, 'Normal', 'Created', `Created container ${c.name}`);
     this.event(run, c, 'Normal', 'Started', `Started container ${c.name}`);
     this.sync(run);
@@ -327,20 +344,42 @@ export class Kubelet {
     return tail || undefined;
   }
 
-  /** Graceful deletion: stop the containers, then remove the pod (the kubelet's final delete, grace 0). */
+  /**
+   * Graceful deletion: SIGTERM the containers; those serving ports keep answering for their drain time
+   * (an app draining its connections), then stop; the pod is removed once every container stopped (the
+   * kubelet's final delete, grace 0). Both within the grace period.
+   */
   private kill(run: PodRun, pod: KubeObject): void {
     run.terminating = true;
     this.clearTimers(run);
+    const b = this.ctx.behaviour;
+    let drainMs = 0;
     for (const c of [...run.init, ...run.containers]) {
       if (!c.state.running) continue;
       this.event(run, c, 'Normal', 'Killing', `Stopping container ${c.name}`);
       c.logs?.push(`kubesim: received SIGTERM, stopping container ${c.name}`);
+      if (c.sim.listens && tcpPorts(c.spec).length > 0)
+        drainMs = Math.max(drainMs, c.sim.drainMs ?? Math.max(0, b.drainMs));
     }
     const grace = pod.metadata.deletionGracePeriodSeconds ?? podSpec(pod).terminationGracePeriodSeconds ?? 30;
-    const ms = Math.min(this.ctx.jittered(this.ctx.behaviour.terminationDelayMs), Math.max(0, grace) * 1000);
-    this.after(run, ms, 'remove', () => {
+    const graceMs = Math.max(0, grace) * 1000;
+    const drainedMs = Math.min(drainMs, graceMs);
+    const stoppedMs = Math.max(Math.min(this.ctx.jittered(b.terminationDelayMs), graceMs), drainedMs);
+    if (drainedMs < stoppedMs) {
+      this.after(run, drainedMs, 'drained', () => {
+        this.drained(run);
+      });
+    }
+    this.after(run, stoppedMs, 'remove', () => {
+      this.drained(run);
       this.remove(run);
     });
+  }
+
+  /** The drain time of a pod being deleted is over: its ports stop answering. */
+  private drained(run: PodRun): void {
+    run.drained = true;
+    this.serve(run);
   }
 
   private remove(run: PodRun): void {
@@ -364,6 +403,7 @@ export class Kubelet {
         c.ready = false;
         c.started = false;
       }
+      this.serve(run);
       this.writeStatus(run.uid);
     }
     store.delete(types.pods, run.namespace, run.name, {
@@ -376,8 +416,65 @@ export class Kubelet {
     const run = this.runs.get(uid);
     if (!run) return;
     this.clearTimers(run);
-    if (run.ip) this.nodes.releaseIP(run.node, run.ip);
     this.runs.delete(uid);
+    // Its ports close before its address can go to another pod.
+    this.serve(run);
+    if (run.ip) this.nodes.releaseIP(run.node, run.ip);
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // serving
+
+  /**
+   * Opens and closes the pod's listeners to match its state: each declared TCP port of a running
+   * container answers while the pod is Running (and, when deleted, until its drain time is over). A port
+   * that cannot be bound gets a Warning Event and is not tried again for this run of the container.
+   */
+  private serve(run: PodRun): void {
+    const current = !this.stopped && this.runs.get(run.uid) === run;
+    const podRunning = current && !run.drained && run.ip !== undefined && podPhase(run) === 'Running';
+    for (const c of [...run.init, ...run.containers]) {
+      const listening = podRunning && this.servePods && c.sim.listens && c.state.running !== undefined;
+      if (!listening) {
+        this.closeListeners(c);
+        continue;
+      }
+      for (const port of tcpPorts(c.spec)) {
+        if (c.listeners.has(port) || c.bindFailed.has(port) || run.ip === undefined) continue;
+        const host = run.ip;
+        const containerID = c.containerID;
+        const listener = new PortListener(run, host, port, (err) => {
+          if (c.listeners.get(port) === listener) c.listeners.delete(port);
+          // The container may have restarted meanwhile: the failure belongs to the run that tried.
+          if (c.containerID !== containerID) return;
+          c.bindFailed.add(port);
+          this.event(
+            run,
+            c,
+            'Warning',
+            'PortBindFailed',
+            `Failed to serve port ${port} of container ${c.name} on ${host}:${port}: ${err.message}`,
+          );
+        });
+        c.listeners.set(port, listener);
+      }
+    }
+  }
+
+  private closeListeners(c: ContainerRun): void {
+    for (const listener of c.listeners.values()) {
+      const closed = listener.close();
+      this.closing.add(closed);
+      void closed.then(() => this.closing.delete(closed));
+    }
+    c.listeners.clear();
+  }
+
+  /** Closes every listener (the simulator stops): resolves once their ports are free. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const run of this.runs.values()) this.serve(run);
+    await Promise.all([...this.closing]);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -397,8 +494,9 @@ export class Kubelet {
     run.timers.clear();
   }
 
-  /** Status writes are coalesced per pod: several steps in one turn make one write. */
+  /** Status writes are coalesced per pod: several steps in one turn make one write. Listeners follow at once. */
   private sync(run: PodRun): void {
+    this.serve(run);
     this.statusQueue.add(run.uid);
   }
 

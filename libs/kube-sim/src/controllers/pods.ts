@@ -21,6 +21,25 @@ export interface Container {
   restartPolicy?: string;
   startupProbe?: SimProbe;
   livenessProbe?: SimProbe;
+  ports?: ContainerPort[];
+}
+
+export interface ContainerPort {
+  containerPort: number;
+  protocol?: string;
+  name?: string;
+}
+
+/** The TCP ports a container declares (protocol defaults to TCP), each once, in order. */
+export function tcpPorts(c: Container): number[] {
+  const ports = new Set<number>();
+  for (const p of Array.isArray(c.ports) ? c.ports : []) {
+    if (typeof p !== 'object' || p === null) continue;
+    const port = p.containerPort;
+    if ((p.protocol ?? 'TCP') !== 'TCP' || !Number.isInteger(port) || port < 1 || port > 65535) continue;
+    ports.add(port);
+  }
+  return [...ports];
 }
 
 /** What the kubelet's words for a failed probe need of it. */
@@ -177,12 +196,19 @@ export interface SimConfig {
   behaviour: SimBehaviour;
   exitCode: number | undefined;
   runMs: number | undefined;
+  /** KUBESIM_DRAIN_MS: this container's drain time instead of behaviour.drainMs. */
+  drainMs: number | undefined;
   terminationMessage: string | undefined;
   log: string[];
   pullError: boolean;
   printEnv: boolean;
   /** A crash image (CRASH_IMAGE_PREFIX): the app dies while starting, never ready. */
   crashOnStart: boolean;
+  /**
+   * The app listens on its declared ports once running: all but a crash image (it dies while starting)
+   * and `never-healthy` (its probes find nothing listening: `connection refused`).
+   */
+  listens: boolean;
 }
 
 export function simConfig(c: Container): SimConfig {
@@ -207,16 +233,19 @@ export function simConfig(c: Container): SimConfig {
     return Number.isFinite(n) ? Math.trunc(n) : undefined;
   };
   const runMs = int(env.get(SIM_ENV.runMs));
+  const drainMs = int(env.get(SIM_ENV.drainMs));
   const log = env.get(SIM_ENV.log);
   return {
     behaviour,
     exitCode: int(env.get(SIM_ENV.exitCode)),
     runMs: runMs !== undefined && runMs >= 0 ? runMs : undefined,
+    drainMs: drainMs !== undefined && drainMs >= 0 ? drainMs : undefined,
     terminationMessage: env.get(SIM_ENV.terminationMessage),
     log: log === undefined || log === '' ? [] : log.split('\n'),
     pullError: lastSegment.startsWith(PULL_ERROR_IMAGE_PREFIX),
     printEnv: env.get(SIM_ENV.printEnv)?.trim() === '1',
     crashOnStart,
+    listens: !crashOnStart && behaviour !== 'never-healthy',
   };
 }
 

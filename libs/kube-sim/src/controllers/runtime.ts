@@ -14,6 +14,7 @@ import type {
   SimConfig,
 } from './pods.js';
 import { podStatus, simConfig, timestamp } from './pods.js';
+import type { PortListener } from './pod-http.js';
 import type { Timer } from './timers.js';
 
 export interface ContainerRun {
@@ -39,6 +40,10 @@ export interface ContainerRun {
   /** Lines of the current (or last) run; undefined until it first started. */
   logs: string[] | undefined;
   previousLogs: string[] | undefined;
+  /** The HTTP listeners of this run of the container, by port (pods answer HTTP). */
+  listeners: Map<number, PortListener>;
+  /** Ports this run of the container could not bind: not tried again until it restarts. */
+  bindFailed: Set<number>;
 }
 
 export interface PodRun {
@@ -59,6 +64,8 @@ export interface PodRun {
   startTime: string;
   timers: Set<Timer>;
   terminating: boolean;
+  /** Being deleted, and its drain time is over: its ports no longer answer. */
+  drained: boolean;
   /** condition type → status and the time it last changed */
   transitions: Map<string, { status: string; time: string }>;
 }
@@ -84,6 +91,8 @@ export function newContainerRun(spec: Container, init: boolean, backoffMs: numbe
     pullBackoffMs: backoffMs,
     logs: undefined,
     previousLogs: undefined,
+    listeners: new Map(),
+    bindFailed: new Set(),
   };
 }
 

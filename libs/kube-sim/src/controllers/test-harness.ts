@@ -1,7 +1,7 @@
 /**
  * A store with the garbage collector and the controllers running, for the controllers' tests: objects are
  * created through the store, and tests wait for behaviour with `eventually` (a deadline, never a sleep).
- * It claims a pod range of its own as a simulator does, so its pod IPs are never another's.
+ * It claims a pod range of its own as a simulator does, so its pods' listeners never meet another's.
  */
 import { type BehaviourConfig, FAST_BEHAVIOUR } from '../behaviour.js';
 import { GarbageCollector } from '../gc.js';
@@ -29,11 +29,18 @@ export interface Harness {
   events(involvedName?: string): KubeObject[];
   /** Every store event from now on, for checking invariants over a whole run. */
   record(): StoreEvent[];
-  /** Stops the controllers; resolves once the pod range is released. */
+  /** Stops the controllers; resolves once the pods' listeners are closed and the range is released. */
   stop(): Promise<void>;
 }
 
-export async function startHarness(behaviour: Partial<BehaviourConfig> = {}): Promise<Harness> {
+export interface HarnessOptions {
+  servePods?: boolean;
+}
+
+export async function startHarness(
+  behaviour: Partial<BehaviourConfig> = {},
+  options: HarnessOptions = {},
+): Promise<Harness> {
   const podRange = await claimPodRange();
   const registry = new ResourceRegistry();
   const store = new Store(registry);
@@ -46,6 +53,7 @@ export async function startHarness(behaviour: Partial<BehaviourConfig> = {}): Pr
   const gc = new GarbageCollector(store);
   const controllers = startControllers(store, { ...FAST_BEHAVIOUR, ...behaviour }, seededRandom(1), {
     podRange,
+    ...(options.servePods !== undefined ? { servePods: options.servePods } : {}),
   });
   const unsubscribers: (() => void)[] = [];
   let stopped: Promise<void> | undefined;

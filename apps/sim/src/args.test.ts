@@ -46,6 +46,16 @@ describe('parseSimArgs', () => {
   it('leaves it unset by default', () => {
     expect(parseSimArgs([]).advertiseHost).toBeUndefined();
   });
+
+  it('reads --pod-range and --no-serve-pods, and refuses a range outside 127.0.0.0/8', () => {
+    expect(parseSimArgs([])).toMatchObject({ podRange: undefined, servePods: true });
+    expect(parseSimArgs(['--pod-range', '127.42.0.0/16', '--no-serve-pods'])).toMatchObject({
+      podRange: '127.42.0.0/16',
+      servePods: false,
+    });
+    expect(() => parseSimArgs(['--pod-range', '10.244.0.0/16'])).toThrow(/^--pod-range: .*10\.244\.0\.0\/16/);
+    expect(() => parseSimArgs(['--pod-range', '127.0.0.0/16'])).toThrow(/^--pod-range: /);
+  });
 });
 
 describe('the kubeconfig names the advertised host', () => {

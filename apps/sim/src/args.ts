@@ -1,5 +1,6 @@
 /** Command line of `npm run sim`, parsed with node:util (no extra dependency for a handful of flags). */
 import { parseArgs } from 'node:util';
+import { parsePodRange } from '@opi/kube-sim';
 
 export interface SimArgs {
   port: number;
@@ -14,6 +15,10 @@ export interface SimArgs {
   namespaces: string[];
   /** The Kubernetes version played (`1.<minor>`); undefined: the simulator's default. */
   kubernetesVersion: string | undefined;
+  /** `127.R.0.0/16` for the pod IPs; undefined: KUBESIM_POD_RANGE, else a free range. */
+  podRange: string | undefined;
+  /** Running containers answer HTTP on their ports (off with --no-serve-pods). */
+  servePods: boolean;
   help: boolean;
 }
 
@@ -35,6 +40,9 @@ Starts a simulated Kubernetes cluster (API server, scheduler, kubelet, controlle
   --kubernetes-version <v> the version to play, e.g. 1.34 (default 1.30): /version, and validation
                       that changed between versions (env var names: any printable ASCII but '='
                       from 1.32)
+  --pod-range <cidr>  the loopback range pod IPs come from, 127.R.0.0/16 (R 1..255; default:
+                      env KUBESIM_POD_RANGE, else a free one); start fails if another simulator holds it
+  --no-serve-pods     pods get IPs but do not answer HTTP on their container ports
   --help              this text
 `;
 
@@ -52,6 +60,8 @@ export function parseSimArgs(argv: string[]): SimArgs {
       fast: { type: 'boolean', default: false },
       'feature-gates': { type: 'string', default: '' },
       'kubernetes-version': { type: 'string' },
+      'pod-range': { type: 'string' },
+      'no-serve-pods': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -63,6 +73,14 @@ export function parseSimArgs(argv: string[]): SimArgs {
   const seed = values.seed === undefined ? undefined : Number(values.seed);
   if (seed !== undefined && !Number.isInteger(seed))
     throw new Error(`--seed must be an integer, got ${values.seed}`);
+  const podRange = values['pod-range'];
+  if (podRange !== undefined) {
+    try {
+      parsePodRange(podRange);
+    } catch (e) {
+      throw new Error(`--pod-range: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
+  }
   const featureGates: SimArgs['featureGates'] = {};
   for (const item of values['feature-gates'].split(',').filter((x) => x.trim() !== '')) {
     const m = /^\s*(\w+)=(true|false)\s*$/.exec(item);
@@ -81,6 +99,8 @@ export function parseSimArgs(argv: string[]): SimArgs {
     fast: values.fast,
     namespaces: values.namespace ?? [],
     kubernetesVersion: values['kubernetes-version'],
+    podRange,
+    servePods: !values['no-serve-pods'],
     help: values.help,
   };
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** `npm run sim`: runs the simulated cluster until SIGINT/SIGTERM. */
 import { resolve } from 'node:path';
-import { FAST_BEHAVIOUR, startSimulator } from '@opi/kube-sim';
+import { FAST_BEHAVIOUR, podServingHint, startSimulator } from '@opi/kube-sim';
 import { USAGE, parseSimArgs } from './args.js';
 
 async function main(): Promise<void> {
@@ -24,6 +24,8 @@ async function main(): Promise<void> {
     ...(args.token ? { token: args.token } : {}),
     ...(args.seed !== undefined ? { seed: args.seed } : {}),
     ...(args.kubernetesVersion !== undefined ? { kubernetesVersion: args.kubernetesVersion } : {}),
+    ...(args.podRange !== undefined ? { podRange: args.podRange } : {}),
+    servePods: args.servePods,
     behaviour: {
       ...(args.fast ? FAST_BEHAVIOUR : {}),
       ...(args.featureGates.MaxUnavailableStatefulSet !== undefined
@@ -32,6 +34,8 @@ async function main(): Promise<void> {
     },
   });
   process.stdout.write(`simulated cluster listening on ${sim.url}\n`);
+  const hint = podServingHint(sim);
+  if (hint) process.stdout.write(`${hint}\n`);
   if (args.kubeconfig) {
     const file = resolve(args.kubeconfig);
     await sim.writeKubeconfig(file);

@@ -199,6 +199,18 @@ async function start(options: SimulatorOptions, claim: PodRangeClaim | undefined
   };
 }
 
+/**
+ * One line for a simulator's start output: how to reach its pods (`pods answer HTTP at their IP (range
+ * 127.R.0.0/16): curl http://<podIP>:8080/`), or that they get IPs but do not answer; undefined without
+ * controllers (no pods run).
+ */
+export function podServingHint(sim: Pick<Simulator, 'podRange' | 'servePods'>): string | undefined {
+  if (!sim.podRange) return undefined;
+  return sim.servePods
+    ? `pods answer HTTP at their IP (range ${sim.podRange}): curl http://<podIP>:8080/ (IPs: kubectl get pods -o wide)`
+    : `pods get IPs from ${sim.podRange}; serving is off: nothing answers at them`;
+}
+
 export { StatusError, errors } from './errors.js';
 export type { BehaviourConfig, NodeShape } from './behaviour.js';
 export {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { eventually } from './controllers/test-harness.js';
-import { type Simulator, startSimulator } from './index.js';
+import { type Simulator, podServingHint, startSimulator } from './index.js';
 import { POD_RANGE_ENV, type PodRangeClaim, claimPodRange, parsePodRange } from './pod-range.js';
 
 /** a.b.c.d as a number, for range checks. */
@@ -143,5 +143,15 @@ describe('a simulator’s pod addresses', () => {
     const sim = await startSimulator({ controllers: false });
     sims.push(sim);
     expect(sim.podRange).toBeUndefined();
+    expect(podServingHint(sim)).toBeUndefined();
+  });
+
+  it('says in its start output how to reach a pod', () => {
+    expect(podServingHint({ podRange: '127.9.0.0/16', servePods: true })).toBe(
+      'pods answer HTTP at their IP (range 127.9.0.0/16): curl http://<podIP>:8080/ (IPs: kubectl get pods -o wide)',
+    );
+    expect(podServingHint({ podRange: '127.9.0.0/16', servePods: false })).toBe(
+      'pods get IPs from 127.9.0.0/16; serving is off: nothing answers at them',
+    );
   });
 });

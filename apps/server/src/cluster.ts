@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Settings } from '@opi/config';
 import { type KubeConnection, loadKubeConfig } from '@opi/kube';
-import { startSimulator } from '@opi/kube-sim';
+import { podServingHint, startSimulator } from '@opi/kube-sim';
 import type { Logger } from '@opi/logging';
 
 export interface ChosenCluster {
@@ -33,6 +33,13 @@ export async function chooseCluster(settings: Settings, logger: Logger): Promise
     { url: sim.url, kubeconfig: file },
     `no KUBECONFIG set: using the built-in simulated cluster (kubectl --kubeconfig ${file} get pods)`,
   );
+  const hint = podServingHint(sim);
+  if (hint) logger.info({ podRange: sim.podRange }, hint);
+  if (settings.routing.mode === 'nats') {
+    logger.info(
+      'OPI_ROUTING=nats: Ready instances of apps with routes are registered with gorouter (curl -H "Host: <route>" <gorouter>/)',
+    );
+  }
   return {
     connection: loadKubeConfig({ kubeconfigYaml: sim.kubeconfig(settings.namespace) }),
     close: () => sim.close(),

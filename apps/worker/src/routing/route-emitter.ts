@@ -124,9 +124,7 @@ export class RouteEmitter implements RouteSink {
   ): void {
     const before = this.byLrp.get(processGuid);
     if (!before && !source) return;
-    const after: Registrations = source
-      ? registrationsOf(source, instances)
-      : new Map<string, string>();
+    const after: Registrations = source ? registrationsOf(source, instances) : new Map<string, string>();
     const { unregister, register } = registrationChanges(before ?? new Map<string, string>(), after);
     if (after.size > 0) this.byLrp.set(processGuid, after);
     else this.byLrp.delete(processGuid);

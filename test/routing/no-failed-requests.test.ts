@@ -5,13 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Service, call, desireBody, eventually, startService, uuid } from '../integration/harness.js';
-import {
-  type RouterRig,
-  isLoopback,
-  routerRigAvailable,
-  startRouterRig,
-  steadyLoad,
-} from '../support/realrouter.js';
+import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '@opi/router-rig';
+import { steadyLoad } from '../support/steady-load.js';
 
 const available = routerRigAvailable();
 const d = available ? describe : describe.skip;

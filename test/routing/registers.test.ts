@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Service, call, desireBody, eventually, startService, uuid } from '../integration/harness.js';
-import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '../support/realrouter.js';
+import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '@opi/router-rig';
 
 const available = routerRigAvailable();
 const d = available ? describe : describe.skip;

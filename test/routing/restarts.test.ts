@@ -19,7 +19,7 @@ import {
   startService,
   uuid,
 } from '../integration/harness.js';
-import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '../support/realrouter.js';
+import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '@opi/router-rig';
 
 const available = routerRigAvailable();
 const d = available ? describe : describe.skip;

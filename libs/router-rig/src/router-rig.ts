@@ -1,19 +1,34 @@
 /**
- * Cloud Foundry's real gorouter and a NATS server on loopback, one private pair per test file, started
+ * Cloud Foundry's real gorouter and a NATS server on loopback, a private pair per caller (a test file, the bench), started
  * with the realrouter rig's own start.sh (built once per machine by its prepare.sh; .ci/run does it).
  * REALROUTER_SCRIPTS names the rig's folder and REALROUTER_BUILT where prepare.sh built it (default
- * /tmp/realrouter). Without them the routing tests are skipped, unless OPI_E2E_REQUIRE_ROUTER=1 (CI).
+ * /tmp/realrouter). Without them the routing tests and bench rows are skipped, unless
+ * OPI_E2E_REQUIRE_ROUTER=1 (CI).
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, openSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './processes.js';
 
 const run = promisify(execFile);
+
+/** A port free on 127.0.0.1 now. */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => {
+        done(port);
+      });
+    });
+  });
+}
 
 export const RIG_SCRIPTS = process.env['REALROUTER_SCRIPTS'] ?? '';
 const BUILT = process.env['REALROUTER_BUILT'] ?? '/tmp/realrouter';
@@ -189,45 +204,4 @@ export async function startRouterRig(env: Record<string, string> = {}): Promise<
     },
   };
   return rig;
-}
-
-export interface LoadResult {
-  sent: number;
-  failed: { status: number; body: string; atMs: number }[];
-  /** Pods that answered, by name (the simulated pod's X-Kubesim-Pod). */
-  pods: Map<string, number>;
-}
-
-/** A steady `perSecond` requests through gorouter to `host`, until stopped; every answer but 200 is a failure. */
-export function steadyLoad(rig: RouterRig, host: string, perSecond: number): { stop(): Promise<LoadResult> } {
-  const result: LoadResult = { sent: 0, failed: [], pods: new Map() };
-  const started = Date.now();
-  const inFlight = new Set<Promise<void>>();
-  const timer = setInterval(() => {
-    result.sent++;
-    const p = rig
-      .get(host)
-      .then((r) => {
-        if (r.status !== 200)
-          result.failed.push({ status: r.status, body: r.body.slice(0, 200), atMs: Date.now() - started });
-        const pod = r.headers['x-kubesim-pod'];
-        if (pod) result.pods.set(pod, (result.pods.get(pod) ?? 0) + 1);
-      })
-      .catch((err: unknown) => {
-        result.failed.push({
-          status: 0,
-          body: err instanceof Error ? err.message : String(err),
-          atMs: Date.now() - started,
-        });
-      })
-      .finally(() => inFlight.delete(p));
-    inFlight.add(p);
-  }, 1000 / perSecond);
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await Promise.all([...inFlight]);
-      return result;
-    },
-  };
 }

@@ -12,6 +12,7 @@ import { NAMESPACE, REDIS_URL, log, repo } from './common.js';
 import { convergence } from './convergence.js';
 import { drift } from './drift.js';
 import { routingEmission } from './routing-emission.js';
+import { routingLatency } from './routing-latency.js';
 import { ingest } from './ingest.js';
 import { quick, runs, watchOptions } from './options.js';
 import { type Child, startChild, stopChild } from './processes.js';
@@ -66,6 +67,8 @@ async function main(): Promise<void> {
     if (runs('routing')) {
       log('routing: the route emitter against nats-server (issue 25)');
       rows.push(...(await routingEmission()));
+      log('routing through gorouter (issue 25)');
+      rows.push(...(await routingLatency(results)));
     }
     if (runs('watch')) {
       log('watch cache (issue 15)');

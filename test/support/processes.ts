@@ -1,19 +1,8 @@
 /** Processes the deployment tests start as an image or compose would, read through their output and command lines. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type AddressInfo, createServer } from 'node:net';
 
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => {
-        done(port);
-      });
-    });
-  });
-}
+/** One free-port finder for every rig: the router rig's. */
+export { freePort } from '@opi/router-rig';
 
 export interface Started {
   child: ChildProcess;

@@ -1,8 +1,10 @@
 /**
  * The service against CF's real gorouter over a real NATS: what gorouter's own table holds after a
- * desire, a route update, a scale and a stop, and that gorouter refused none of our messages.
+ * desire, a route update, a scale, an instance restart and a stop, and that gorouter refused none of our
+ * messages.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { connect } from '@nats-io/transport-node';
 import { type Service, call, desireBody, eventually, startService, uuid } from '../integration/harness.js';
 import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '@opi/router-rig';
 
@@ -103,6 +105,33 @@ d('gorouter over NATS', () => {
       return e.length === 1 ? e : undefined;
     }, 'one endpoint');
     expect(one[0]?.tags?.['instance_id']).toBe('0');
+  });
+
+  it('restarts one instance (stop/:index): unregistered before its pod is deleted, its replacement registered', async () => {
+    const [before] = await endpoints(host);
+    const ip = before?.address.split(':')[0];
+    expect(ip && isLoopback(ip)).toBe(true);
+    // Both unregisters of that address: the stop job's before its DELETE, the emitter's once it sees the
+    // pod terminating (one alone would be the emitter's, after gorouter could still send it requests).
+    const nc = await connect({ servers: rig.natsUrl });
+    const unregisters: string[] = [];
+    nc.subscribe('router.unregister', {
+      callback: (_e, m) => {
+        if (m.json<{ host: string }>().host === ip) unregisters.push(m.string());
+      },
+    });
+    try {
+      await nc.flush();
+      expect((await call(s.base, 'PUT', `/apps/${guid}/${version}/stop/0`)).status).toBe(200);
+      const after = await eventually(async () => {
+        const e = await endpoints(host);
+        return e.length === 1 && e[0]?.address !== before?.address ? e : undefined;
+      }, 'the replacement in gorouter, the stopped instance gone');
+      expect(after[0]?.tags?.['instance_id']).toBe('0');
+      await eventually(async () => Promise.resolve(unregisters.length >= 2), 'both unregisters');
+    } finally {
+      await nc.close();
+    }
   });
 
   it('removes every endpoint when the app is stopped, and gorouter refused no message', async () => {

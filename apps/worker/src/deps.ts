@@ -6,6 +6,7 @@ import type { CallbackClient } from '@opi/callbacks';
 import type { StateStore, TaskStore } from '@opi/state';
 import type { WorkloadKind } from '@opi/translation';
 import type { ClusterView } from './cache/cluster-view.js';
+import type { Unroute } from './routing/unroute.js';
 
 export interface HandlerDeps {
   store: StateStore;
@@ -30,4 +31,6 @@ export interface HandlerDeps {
   finishedJobTtlSeconds: number;
   /** The watched cluster, in the process that holds the cache writer's Lease (the sync reads it). */
   cluster?: ClusterView | undefined;
+  /** With OPI_ROUTING=nats: sends gorouter unregisters at once (stop-instance, before its DELETE). */
+  unroute?: Unroute | undefined;
 }

@@ -19,6 +19,7 @@ import { type RunningWorkers, startWorkers } from './workers.js';
 import { type ClusterFeatures, checkWorkloadMode } from './workload-mode.js';
 import { type NatsClient, startNats } from './routing/nats-client.js';
 import { routingCheck } from './routing/routing-check.js';
+import { natsUnroute } from './routing/unroute.js';
 
 export interface RunningWorker {
   workers: RunningWorkers;
@@ -149,6 +150,7 @@ export async function startWorker(
     ccInternalUrl: settings.cc.internalUrl,
     staging: settings.staging,
     finishedJobTtlSeconds: settings.finishedJobTtlSeconds,
+    unroute: nats ? natsUnroute(nats, metrics) : undefined,
   };
   const workerOptions = {
     connection: redis,

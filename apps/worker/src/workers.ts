@@ -70,7 +70,7 @@ const HANDLERS: Handlers = {
     if (outcome.kind === 'converged') await deps.store.clearRefusal(p.processGuid, outcome.generation);
     return outcome;
   },
-  stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName),
+  stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName, p.index),
   settleRollout: (deps, _o, p) => settleRollout(deps, p),
   syncCluster: async (deps, opts) => {
     // Only the cache writer consumes the sync queue (startSyncWorker); this guards a miswiring.

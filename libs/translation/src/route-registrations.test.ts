@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { lrpToDeployment } from './deployment.js';
+import { lrpToStatefulSet } from './statefulset.js';
 import { sampleLrp } from './lrp.fixture.js';
 import {
   type RegistryMessage,
@@ -7,6 +8,7 @@ import {
   registrationChanges,
   registrationsOf,
   routeSourceOf,
+  routeSourceOfLrp,
 } from './route-registrations.js';
 
 const lrp = sampleLrp();
@@ -79,6 +81,23 @@ describe('routeSourceOf', () => {
       [8080, ['a.example.com']],
       [9090, ['c.example.com']],
     ]);
+  });
+});
+
+describe('routeSourceOfLrp', () => {
+  it.each([
+    [
+      'routes on two ports',
+      sampleLrp({ routes: [{ hostname: 'a.example.com' }, { hostname: 'b.example.com', port: 9090 }] }),
+    ],
+    ['no declared port', sampleLrp({ ports: [], routes: [{ hostname: 'a.example.com' }] })],
+    ['no routes', sampleLrp({ routes: [] })],
+    ['routes never sent', sampleLrp({ routes: undefined })],
+  ])('gives what the workload it becomes gives, for %s', (_, l) => {
+    expect(routeSourceOfLrp(l)).toEqual(routeSourceOf(lrpToDeployment(l, { runAsNonRoot: true })));
+    expect(routeSourceOfLrp(l)).toEqual(
+      routeSourceOf(lrpToStatefulSet(l, { runAsNonRoot: true, instanceIndexEnv: true })),
+    );
   });
 });
 

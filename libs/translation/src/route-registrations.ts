@@ -4,8 +4,9 @@
  * two such sets. gorouter decodes a message into Go types and drops the whole message on any type error
  * (ports uint16, index a string, tags strings), so every field here is built to those types.
  */
-import type { Route } from '@opi/domain';
-import type { Deployment, StatefulSet } from './k8s-objects.js';
+import type { DesiredLrp, Route } from '@opi/domain';
+import { workloadMeta } from './deployment.js';
+import type { Deployment, ObjectMeta, StatefulSet } from './k8s-objects.js';
 import { routesFromAnnotations } from './kept-annotations.js';
 import {
   ANNOTATION_APP_NAME,
@@ -63,6 +64,8 @@ export interface RegistrationChanges {
   register: string[];
 }
 
+/** CC's port for a process that declares none. */
+const DEFAULT_PORT = 8080;
 const isPort = (n: number): boolean => Number.isInteger(n) && n >= 1 && n <= 65535;
 
 /**
@@ -71,13 +74,30 @@ const isPort = (n: number): boolean => Number.isInteger(n) && n >= 1 && n <= 655
  */
 export function routeSourceOf(w: Deployment | StatefulSet): RouteSource | undefined {
   const routes = routesFromAnnotations(w.metadata.annotations);
-  if (!routes || routes.length === 0) return undefined;
-  const labels = w.metadata.labels ?? {};
-  const annotations = w.metadata.annotations ?? {};
+  return routes && sourceOf(routes, firstPortOf(w), w.metadata, w.spec?.replicas ?? 1);
+}
+
+/**
+ * The routing of a desired LRP, as its workload will carry it: what a job that has the record but not the
+ * workload at hand sends (stop-instance's unregister before its DELETE).
+ */
+export function routeSourceOfLrp(lrp: DesiredLrp): RouteSource | undefined {
+  return lrp.routes && sourceOf(lrp.routes, lrp.ports[0] ?? DEFAULT_PORT, workloadMeta(lrp), lrp.instances);
+}
+
+function sourceOf(
+  routes: readonly Route[],
+  firstPort: number,
+  meta: Pick<ObjectMeta, 'labels' | 'annotations'>,
+  desired: number,
+): RouteSource | undefined {
+  if (routes.length === 0) return undefined;
+  const labels = meta.labels ?? {};
+  const annotations = meta.annotations ?? {};
   const app = labels[LABEL_APP_GUID] ?? '';
   return {
-    ports: portsOf(routes, firstPortOf(w)),
-    desired: w.spec?.replicas ?? 1,
+    ports: portsOf(routes, firstPort),
+    desired,
     app,
     tags: {
       component: 'route-emitter',
@@ -96,7 +116,7 @@ export function routeSourceOf(w: Deployment | StatefulSet): RouteSource | undefi
 
 /** The app's first port, else 8080: CC's own choice for a route that names none (routing_info.rb). */
 function firstPortOf(w: Deployment | StatefulSet): number {
-  return w.spec?.template.spec?.containers[0]?.ports?.[0]?.containerPort ?? 8080;
+  return w.spec?.template.spec?.containers[0]?.ports?.[0]?.containerPort ?? DEFAULT_PORT;
 }
 
 /** Hostnames grouped by port, each once, ports that gorouter cannot hold left out. */

@@ -1,50 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import type { Logger } from '@opi/logging';
-import type { RegistryMessage, RouteSource } from '@opi/translation';
-import type { NatsPort } from './nats-port.js';
+import type { RouteSource } from '@opi/translation';
+import { FakeNats } from './nats.fixture.js';
 import { DEFAULT_INTERVAL_S, RouteEmitter } from './route-emitter.js';
-
-/** A NATS that records what is published and lets a test play gorouter's side. */
-class FakeNats implements NatsPort {
-  readonly sent: { subject: string; m: RegistryMessage }[] = [];
-  up = true;
-  greetReplies: string[] = [];
-  private readonly subs = new Map<string, (body: string) => void>();
-  private readonly reconnects = new Set<() => void>();
-  publish(subject: string, body: string): void {
-    this.sent.push({ subject, m: JSON.parse(body) as RegistryMessage });
-  }
-  flush(): Promise<void> {
-    return Promise.resolve();
-  }
-  subscribe(subject: string, onMessage: (body: string) => void): () => void {
-    this.subs.set(subject, onMessage);
-    return () => this.subs.delete(subject);
-  }
-  async requestAll(subject: string, _body: string, windowMs: number): Promise<string[]> {
-    expect(subject).toBe('router.greet');
-    await new Promise((r) => setTimeout(r, windowMs));
-    return this.greetReplies;
-  }
-  connected(): boolean {
-    return this.up;
-  }
-  onReconnect(listener: () => void): () => void {
-    this.reconnects.add(listener);
-    return () => this.reconnects.delete(listener);
-  }
-  routerStart(intervalS: number): void {
-    this.subs.get('router.start')?.(
-      JSON.stringify({ id: '0-abc', hosts: ['192.0.2.2'], minimumRegisterIntervalInSeconds: intervalS }),
-    );
-  }
-  reconnect(): void {
-    for (const l of this.reconnects) l();
-  }
-  take(): { subject: string; m: RegistryMessage }[] {
-    return this.sent.splice(0);
-  }
-}
 
 const logger = { info: () => undefined, warn: () => undefined, error: () => undefined } as unknown as Logger;
 const source: RouteSource = {

@@ -1,8 +1,9 @@
 /**
  * Routing on the contract cluster — the simulator, or a real kube-apiserver with `npm run test:contract`
  * (its fake kubelet started with FAKE_SERVE_HTTP=1) — through CF's real gorouter: an app answers at its
- * route from each instance, a scale adds the new instance, a stop is gorouter's 404. Every pod address
- * is checked to be loopback before any request can reach it. Skipped without the realrouter rig.
+ * route from each instance, a scale adds the new instance, an instance restart fails no request, a stop is
+ * gorouter's 404. Every pod address is checked to be loopback before any request can reach it. Skipped
+ * without the realrouter rig.
  */
 import { randomBytes } from 'node:crypto';
 import { parseSettings } from '@opi/config';
@@ -14,6 +15,7 @@ import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type RunningWorker, startWorker } from '../../apps/worker/src/index.js';
 import { call, desireBody, uuid } from '../integration/harness.js';
 import { deletePrefix } from '../support/redis-keys.js';
+import { steadyLoad } from '../support/steady-load.js';
 import { type TestCluster, eventually, startTestCluster } from './cluster.js';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
@@ -121,6 +123,32 @@ d('an app through gorouter on the contract cluster', () => {
         `three instances answering at ${host}`,
         STEP,
       );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'restarts one instance (stop/:index) under a steady 20 requests/s with no failed request',
+    async () => {
+      const before = await answering(9);
+      expect(before?.size).toBe(3);
+      const load = steadyLoad(rig, host, 20);
+      try {
+        await new Promise((r) => setTimeout(r, 1000));
+        expect((await call(base, 'PUT', `/apps/${guid}/${ver}/stop/1`)).status).toBe(200);
+        await eventually(
+          async () => {
+            const now = (await podsAreLoopback()) === 3 ? await answering(9) : undefined;
+            return now?.size === 3 && [...now].filter((p) => !before?.has(p)).length === 1;
+          },
+          `one instance replaced, three answering at ${host}`,
+          STEP,
+        );
+      } finally {
+        const result = await load.stop();
+        expect(result.failed).toEqual([]);
+        expect(result.sent).toBeGreaterThan(20);
+      }
     },
     TIMEOUT,
   );

@@ -4,8 +4,17 @@ import type { RouterRig } from '@opi/router-rig';
 export interface LoadResult {
   sent: number;
   failed: { status: number; body: string; atMs: number }[];
-  /** Pods that answered, by name (the simulated pod's X-Kubesim-Pod). */
+  /** Pods that answered, by name (the `pod` of the simulator's or the fake kubelet's JSON answer). */
   pods: Map<string, number>;
+}
+
+function podOf(body: string): string | undefined {
+  try {
+    const pod = (JSON.parse(body) as { pod?: unknown }).pod;
+    return typeof pod === 'string' ? pod : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A steady `perSecond` requests through gorouter to `host`, until stopped; every answer but 200 is a failure. */
@@ -20,7 +29,7 @@ export function steadyLoad(rig: RouterRig, host: string, perSecond: number): { s
       .then((r) => {
         if (r.status !== 200)
           result.failed.push({ status: r.status, body: r.body.slice(0, 200), atMs: Date.now() - started });
-        const pod = r.headers['x-kubesim-pod'];
+        const pod = r.status === 200 ? podOf(r.body) : undefined;
         if (pod) result.pods.set(pod, (result.pods.get(pod) ?? 0) + 1);
       })
       .catch((err: unknown) => {

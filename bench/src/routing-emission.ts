@@ -11,7 +11,7 @@ import { connect } from '@nats-io/transport-node';
 import { createLogger } from '@opi/logging';
 import { freePort } from '@opi/router-rig';
 import { type RouteSource, registrationsOf } from '@opi/translation';
-import { DEFAULT_INTERVAL_S, RouteEmitter, startNats } from '@opi/worker';
+import { DEFAULT_INTERVAL_S, RouteEmitter, connectNats } from '@opi/worker';
 import { log, pollUntil, sleep } from './common.js';
 import { quick } from './options.js';
 import type { Row } from './report.js';
@@ -53,7 +53,12 @@ export async function routingEmission(): Promise<Row[]> {
 
     // Ours: the emitter over the worker's NATS adapter, holding every registration (its heap read here).
     const logger = createLogger({ level: 'silent', pretty: false });
-    const nats = startNats({ servers: [{ server: url }], tls: undefined, name: 'bench-emitter', logger });
+    const nats = await connectNats({
+      servers: [{ server: url }],
+      tls: undefined,
+      name: 'bench-emitter',
+      logger,
+    });
     await pollUntil(() => Promise.resolve(nats.connected()), 10_000);
     // A full collection on each side of the heap reading, without --expose-gc on the bench's command.
     setFlagsFromString('--expose-gc');

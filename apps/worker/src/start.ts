@@ -17,7 +17,8 @@ import { type RunningMetricsServer, startMetricsServer } from './metrics-server.
 import type { HandlerDeps } from './deps.js';
 import { type RunningWorkers, startWorkers } from './workers.js';
 import { type ClusterFeatures, checkWorkloadMode } from './workload-mode.js';
-import { type NatsClient, startNats } from './routing/nats-client.js';
+import type { NatsClient } from './routing/nats-client.js';
+import { connectNats } from './routing/nats-lazy.js';
 import { routingCheck } from './routing/routing-check.js';
 import { natsUnroute } from './routing/unroute.js';
 
@@ -81,7 +82,7 @@ export async function startWorker(
   const routing = settings.routing;
   const nats: NatsClient | undefined =
     routing.mode === 'nats'
-      ? startNats({
+      ? await connectNats({
           servers: routing.servers,
           tls: routing.tls,
           name: `opi-worker-${identity}`,

@@ -139,24 +139,40 @@ export function summarizeWorkload(
   const processGuid = processGuidOfObject(d);
   if (!processGuid) return undefined;
   const a = d.metadata.annotations;
+  const generation = generationOf(a?.[ANNOTATION_GENERATION]);
+  const { name, generation: specGeneration } = d.metadata;
+  const namespace = d.metadata.namespace ?? '';
+  // A kind's keys are written in its literal: a key added later gives each summary a property store of
+  // its own (about 40 B, 9 MB over 100,000 StatefulSets and their pods).
+  if (kind !== 'statefulset') {
+    const summary: WorkloadSummary = { kind, processGuid, name, namespace, generation, specGeneration, rv };
+    const refused = replicaFailureOf(d);
+    if (refused !== undefined) summary.podsRefused = refused;
+    return withRoutes(summary, d, options);
+  }
+  const status = (d as StatefulSet).status;
+  const observed = (status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 0);
+  const updateRevision = observed ? status?.updateRevision || undefined : undefined;
+  const replicas = (d as StatefulSet).spec?.replicas ?? 1;
   const summary: WorkloadSummary = {
     kind,
     processGuid,
-    name: d.metadata.name,
-    namespace: d.metadata.namespace ?? '',
-    generation: generationOf(a?.[ANNOTATION_GENERATION]),
-    specGeneration: d.metadata.generation,
+    name,
+    namespace,
+    generation,
+    specGeneration,
+    updateRevision,
+    replicas,
     rv,
   };
-  if (kind === 'statefulset') {
-    const status = (d as StatefulSet).status;
-    const observed = (status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 0);
-    summary.updateRevision = observed ? status?.updateRevision || undefined : undefined;
-    summary.replicas = (d as StatefulSet).spec?.replicas ?? 1;
-  } else {
-    const refused = replicaFailureOf(d);
-    if (refused !== undefined) summary.podsRefused = refused;
-  }
+  return withRoutes(summary, d, options);
+}
+
+function withRoutes(
+  summary: WorkloadSummary,
+  d: Deployment | StatefulSet,
+  options: SummaryOptions,
+): WorkloadSummary {
   if (options.routing) {
     const routes = routeSourceOf(d);
     if (routes) summary.routes = routes;
@@ -180,20 +196,36 @@ export function summarizeManagedPod(
   const info = podToInstance(pod, 0);
   const ordinal = ordinalOf(pod);
   const pending = crashReportsFor(pod, processGuid, 0, reportedCrashesOf(pod)).reports.length > 0;
-  const summary: AppPodSummary = {
-    kind: 'app',
-    processGuid,
-    name: pod.metadata.name,
-    createdS: unixSeconds(pod.metadata.creationTimestamp),
-    state: info.state,
-    since: compactNanos(info.sinceNs),
-    placementError: info.placementError,
-    changedAtS: changedAtSeconds(pod),
-    ordinal,
-    unreported: pending ? slimPod(pod) : undefined,
-    rv,
-  };
-  if (ordinal !== undefined) summary.revision = pod.metadata.labels?.[REVISION_LABEL];
+  // The revision in the pod's literal, not added after (see summarizeWorkload); a Deployment's pod has no such key.
+  const summary: AppPodSummary =
+    ordinal === undefined
+      ? {
+          kind: 'app',
+          processGuid,
+          name: pod.metadata.name,
+          createdS: unixSeconds(pod.metadata.creationTimestamp),
+          state: info.state,
+          since: compactNanos(info.sinceNs),
+          placementError: info.placementError,
+          changedAtS: changedAtSeconds(pod),
+          ordinal,
+          unreported: pending ? slimPod(pod) : undefined,
+          rv,
+        }
+      : {
+          kind: 'app',
+          processGuid,
+          name: pod.metadata.name,
+          createdS: unixSeconds(pod.metadata.creationTimestamp),
+          state: info.state,
+          since: compactNanos(info.sinceNs),
+          placementError: info.placementError,
+          changedAtS: changedAtSeconds(pod),
+          ordinal,
+          unreported: pending ? slimPod(pod) : undefined,
+          revision: pod.metadata.labels?.[REVISION_LABEL],
+          rv,
+        };
   const ip = pod.status?.podIP;
   if (options.routing && info.state === 'RUNNING' && ip) {
     summary.ip = ip;

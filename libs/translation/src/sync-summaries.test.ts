@@ -216,9 +216,13 @@ describe('ordinalOf', () => {
     expect(appSummary(pod).ordinal).toBe(expected);
   });
 
-  it("keeps a StatefulSet pod's revision; a Deployment's pod has no such key", () => {
+  it("keeps the revision of a StatefulSet pod that is not running; a Deployment's pod has no such key", () => {
     const sts = owned('StatefulSet', 'web-1', { 'controller-revision-hash': 'web-5c8f' });
+    expect(appSummary(sts).state).not.toBe('RUNNING');
     expect(appSummary(sts).revision).toBe('web-5c8f');
+    const running = { ...sts, status: pods[0]![1].status };
+    expect(appSummary(running).state).toBe('RUNNING');
+    expect(appSummary(running).revision).toBeUndefined();
     expect('revision' in appSummary(owned('ReplicaSet', 'web-6d4cf56db6-x2x7b'))).toBe(false);
   });
 });

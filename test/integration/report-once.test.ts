@@ -10,10 +10,9 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { JobProducer, workerConnection } from '@opi/queue';
 import { TaskStore } from '@opi/state';
-import { taskJobName, taskToJob } from '@opi/translation';
+import { ANNOTATION_REPORTED_AT, taskJobName, taskToJob } from '@opi/translation';
 import type { HandlerDeps } from '../../apps/worker/src/index.js';
 import { syncJobs } from '../../apps/worker/src/handlers/sync-jobs.js';
-import { REPORTED_ANNOTATION } from '../../apps/worker/src/handlers/report.js';
 import { reportTask } from '../../apps/worker/src/handlers/tasks.js';
 import { sampleTask } from '../../libs/translation/src/job.fixture.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
@@ -81,7 +80,7 @@ describe('task reports and records under faults', () => {
     await expect(reportTask(deps, guid)).resolves.toEqual({ kind: 'skipped', why: 'already reported' });
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
     expect(
-      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
+      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[ANNOTATION_REPORTED_AT],
     ).toBeTruthy();
     expect((await deps.tasks.getTask(guid))?.reported).toBe(true);
     expect(await deps.tasks.unreportedTaskGuids()).not.toContain(guid);
@@ -112,7 +111,7 @@ describe('task reports and records under faults', () => {
     const job = taskJobName(guid);
     for (
       let i = 0;
-      i < 100 && !(await kube.getJob(NS, job))?.metadata.annotations?.[REPORTED_ANNOTATION];
+      i < 100 && !(await kube.getJob(NS, job))?.metadata.annotations?.[ANNOTATION_REPORTED_AT];
       i++
     ) {
       await new Promise((r) => setTimeout(r, 20));
@@ -139,7 +138,7 @@ describe('task reports and records under faults', () => {
     }
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
     expect(
-      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
+      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[ANNOTATION_REPORTED_AT],
     ).toBeUndefined();
 
     hang.remove();
@@ -149,7 +148,7 @@ describe('task reports and records under faults', () => {
       why: 'already reported (its Job marked now)',
     });
     expect(
-      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[REPORTED_ANNOTATION],
+      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[ANNOTATION_REPORTED_AT],
     ).toBeTruthy();
 
     // Redis loses everything: the sync sees a reported Job, rebuilds nothing and posts nothing.

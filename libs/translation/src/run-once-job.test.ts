@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Container } from './k8s-objects.js';
-import { jobName, runOnceJob } from './run-once-job.js';
+import { ANNOTATION_REPORTED_AT, jobName, reportedAt, runOnceJob } from './run-once-job.js';
 
 describe('jobName', () => {
   it.each<[string, string, string]>([
@@ -45,5 +45,20 @@ describe('runOnceJob', () => {
   ])('image pull secret %j', (imagePullSecret, expected) => {
     const job = runOnceJob({ ...parts, ...(imagePullSecret !== undefined ? { imagePullSecret } : {}) });
     expect(job.spec.template.spec?.imagePullSecrets).toEqual(expected);
+  });
+});
+
+describe('reportedAt', () => {
+  const job = (annotations?: Record<string, string>) => ({ metadata: { name: 'task-x', annotations } });
+  it.each<[string, Record<string, string> | undefined, string | undefined]>([
+    ['not reported', undefined, undefined],
+    ['other annotations only', { other: 'x' }, undefined],
+    ['an empty mark is no mark', { [ANNOTATION_REPORTED_AT]: '' }, undefined],
+    ['reported', { [ANNOTATION_REPORTED_AT]: '2026-12-07T05:00:00.000Z' }, '2026-12-07T05:00:00.000Z'],
+  ])('%s', (_what, annotations, expected) => {
+    expect(reportedAt(job(annotations))).toBe(expected);
+  });
+  it('is undefined for no Job', () => {
+    expect(reportedAt(undefined)).toBeUndefined();
   });
 });

@@ -21,6 +21,17 @@ import { dnsLabelPart, shortHash } from './names.js';
 /** The URL CC wants the outcome posted to, kept on the Job so a Job found in the cluster can be reported. */
 export const ANNOTATION_COMPLETION_CALLBACK = 'cloudfoundry.org/completion_callback';
 
+/**
+ * Set on a task or staging Job once CC has its outcome (an ISO time): the Job is neither reported again
+ * nor kept past the finished-Job TTL counted from it.
+ */
+export const ANNOTATION_REPORTED_AT = 'opi.cloudfoundry.org/reported-at';
+
+/** When CC took the Job's outcome (its ANNOTATION_REPORTED_AT), undefined while it has not. */
+export function reportedAt(job: Pick<Job, 'metadata'> | undefined): string | undefined {
+  return job?.metadata.annotations?.[ANNOTATION_REPORTED_AT] || undefined;
+}
+
 /** Room for a readable bit of the guid; the hash keeps the name unique. */
 const GUID_CHARS = 8;
 

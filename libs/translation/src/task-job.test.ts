@@ -8,6 +8,7 @@ import {
   taskLabels,
   taskRegistrySecret,
   taskRegistrySecretName,
+  taskFromJob,
   taskSelectorString,
   taskToJob,
 } from './task-job.js';
@@ -205,5 +206,32 @@ describe('taskRegistrySecret', () => {
 
   it('is undefined without credentials', () => {
     expect(taskRegistrySecret(withSpec({ registry: undefined }))).toBeUndefined();
+  });
+});
+
+describe('taskFromJob', () => {
+  const task = sampleTask();
+  const job = taskToJob(task, { runAsNonRoot: true });
+
+  it('reads back what the Job keeps of its task: enough to report its end', () => {
+    expect(taskFromJob(job, TASK_GUID)).toEqual({
+      taskGuid: TASK_GUID,
+      name: task.name,
+      appGuid: task.appGuid,
+      appName: task.appName,
+      orgGuid: '',
+      orgName: task.orgName,
+      spaceGuid: '',
+      spaceName: task.spaceName,
+      namespace: task.namespace,
+      completionCallback: task.completionCallback,
+      spec: { image: task.spec.image, command: [], environment: [], memoryMb: 0, diskMb: 0, cpuWeight: 0 },
+    });
+  });
+
+  it('gives nothing for a Job without a completion callback (nowhere to report to)', () => {
+    const annotations = { ...job.metadata.annotations };
+    delete annotations['cloudfoundry.org/completion_callback'];
+    expect(taskFromJob({ ...job, metadata: { ...job.metadata, annotations } }, TASK_GUID)).toBeUndefined();
   });
 });

@@ -4,7 +4,8 @@ import { containerResources, containerSecurityContext } from './container.js';
 import { pairsEnv, podIdentityEnv } from './env.js';
 import type { Container, Job, JobSpec, Secret } from './k8s-objects.js';
 import { dockerConfigSecret } from './pull-secret.js';
-import { jobName, runOnceJob, runOnceKind } from './run-once-job.js';
+import { ANNOTATION_APP_NAME, ANNOTATION_ORG_NAME, ANNOTATION_SPACE_NAME, LABEL_APP_GUID } from './labels.js';
+import { ANNOTATION_COMPLETION_CALLBACK, jobName, runOnceJob, runOnceKind } from './run-once-job.js';
 
 export const SOURCE_TYPE_TASK = 'TASK';
 export const LABEL_TASK_GUID = 'cloudfoundry.org/task_guid';
@@ -87,4 +88,36 @@ export function taskRegistrySecret(task: DesiredTask): Secret | undefined {
     { name: taskRegistrySecretName(task.taskGuid), namespace: task.namespace, labels: taskLabels(task) },
     task.spec.registry,
   );
+}
+
+/**
+ * A task read back from its Job, for a record Redis lost: enough to report its end to CC (the callback,
+ * names and image the Job carries); undefined without a callback. What the Job does not keep (the
+ * command, the environment, the org and space guids) is left empty.
+ */
+export function taskFromJob(job: Job, taskGuid: string): DesiredTask | undefined {
+  const a = job.metadata.annotations ?? {};
+  const callback = a[ANNOTATION_COMPLETION_CALLBACK];
+  if (!callback) return undefined;
+  const container = job.spec?.template.spec?.containers[0];
+  return {
+    taskGuid,
+    name: a[ANNOTATION_TASK_NAME] ?? '',
+    appGuid: job.metadata.labels?.[LABEL_APP_GUID] ?? '',
+    appName: a[ANNOTATION_APP_NAME] ?? '',
+    orgGuid: '',
+    orgName: a[ANNOTATION_ORG_NAME] ?? '',
+    spaceGuid: '',
+    spaceName: a[ANNOTATION_SPACE_NAME] ?? '',
+    namespace: job.metadata.namespace ?? '',
+    completionCallback: callback,
+    spec: {
+      image: container?.image ?? '',
+      command: [],
+      environment: [],
+      memoryMb: 0,
+      diskMb: 0,
+      cpuWeight: 0,
+    },
+  };
 }

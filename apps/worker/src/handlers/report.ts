@@ -6,12 +6,9 @@
  */
 import { UnrecoverableError } from 'bullmq';
 import { CallbackUrlError } from '@opi/callbacks';
-import type { Job } from '@opi/translation';
+import { ANNOTATION_REPORTED_AT, type Job, reportedAt } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
 import type { Delivered, Refused, Skipped } from './outcome.js';
-
-/** Set on a task or staging Job once CC has its result: the sync neither reports it again nor keeps it. */
-export const REPORTED_ANNOTATION = 'opi.cloudfoundry.org/reported-at';
 
 /** Where a report is remembered besides its record: the Job it came from. */
 export interface JobRef {
@@ -20,7 +17,9 @@ export interface JobRef {
 }
 
 export async function markJobReported(deps: HandlerDeps, job: JobRef): Promise<void> {
-  await deps.kube.annotateJob(job.namespace, job.name, { [REPORTED_ANNOTATION]: new Date().toISOString() });
+  await deps.kube.annotateJob(job.namespace, job.name, {
+    [ANNOTATION_REPORTED_AT]: new Date().toISOString(),
+  });
 }
 
 export async function postToCc(
@@ -143,5 +142,5 @@ function markJob(deps: HandlerDeps, kind: string, job: JobRef): Promise<void> {
 }
 
 function marked(job: Job | undefined): boolean {
-  return Boolean(job?.metadata.annotations?.[REPORTED_ANNOTATION]);
+  return reportedAt(job) !== undefined;
 }

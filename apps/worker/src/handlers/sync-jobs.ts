@@ -4,7 +4,6 @@
  * queued); the sync deletes reported Jobs after the configured time and runs again a task whose run
  * was never enqueued (or was lost).
  */
-import type { DesiredTask } from '@opi/domain';
 import type { Stored } from '@opi/kube';
 import type { TaskRecord } from '@opi/state';
 import {
@@ -13,47 +12,21 @@ import {
   type Job,
   type Pod,
   jobFinished,
+  reportedAt,
   stagingOutcome,
+  taskFromJob,
   taskJobName,
   taskOutcome,
 } from '@opi/translation';
 import type { ClusterView } from '../cache/cluster-view.js';
 import type { HandlerDeps } from '../deps.js';
-import { REPORTED_ANNOTATION, markJobReported } from './report.js';
+import { markJobReported } from './report.js';
 
 export interface JobSyncReport {
   jobs: number;
   reporting: number;
   deleted: number;
   rerun: number;
-}
-
-/** A task record rebuilt from its Job when Redis lost it: enough to report the end to CC. */
-function taskFromJob(job: Stored<Job>, taskGuid: string): DesiredTask | undefined {
-  const a = job.metadata.annotations ?? {};
-  const callback = a['cloudfoundry.org/completion_callback'];
-  if (!callback) return undefined;
-  const container = job.spec?.template.spec?.containers[0];
-  return {
-    taskGuid,
-    name: a['cloudfoundry.org/task_name'] ?? '',
-    appGuid: job.metadata.labels?.['cloudfoundry.org/app_guid'] ?? '',
-    appName: a['cloudfoundry.org/app_name'] ?? '',
-    orgGuid: '',
-    orgName: a['cloudfoundry.org/org_name'] ?? '',
-    spaceGuid: '',
-    spaceName: a['cloudfoundry.org/space_name'] ?? '',
-    namespace: job.metadata.namespace ?? '',
-    completionCallback: callback,
-    spec: {
-      image: container?.image ?? '',
-      command: [],
-      environment: [],
-      memoryMb: 0,
-      diskMb: 0,
-      cpuWeight: 0,
-    },
-  };
 }
 
 /** What the sync counts of one Job's pass. */
@@ -69,7 +42,7 @@ export async function onJobChanged(
   job: Stored<Job>,
   pods: readonly Pod[],
 ): Promise<JobStep> {
-  if (job.metadata.annotations?.[REPORTED_ANNOTATION]) return 'none';
+  if (reportedAt(job)) return 'none';
   const taskGuid = job.metadata.annotations?.[ANNOTATION_TASK_GUID];
   if (taskGuid) return onTaskJob(deps, job, pods, taskGuid);
   const stagingGuid = job.metadata.annotations?.[ANNOTATION_STAGING_GUID];
@@ -127,7 +100,7 @@ export async function syncJobs(deps: HandlerDeps, view: ClusterView): Promise<Jo
   for (const job of view.jobs()) {
     report.jobs++;
     if (job.metadata.annotations?.[ANNOTATION_TASK_GUID]) taskJobNames.add(job.metadata.name);
-    const at = job.metadata.annotations?.[REPORTED_ANNOTATION];
+    const at = reportedAt(job);
     if (at) {
       if (jobFinished(job) && now - Date.parse(at) >= deps.finishedJobTtlSeconds * 1000) {
         await kube.deleteJob(job.metadata.namespace ?? '', job.metadata.name);

@@ -4,7 +4,7 @@
  * (names, annotations, timestamps), so they follow what a real cluster writes.
  */
 import { createHash } from 'node:crypto';
-import type { DesiredLrp } from '@opi/domain';
+import type { DesiredLrp, WorkloadKind } from '@opi/domain';
 import type { Simulator } from '@opi/kube-sim';
 import {
   ANNOTATION_GENERATION,
@@ -15,7 +15,6 @@ import {
   podAnnotationsFor,
   POD_INDEX_LABEL,
   REVISION_LABEL,
-  type WorkloadKind,
   workloadName,
 } from '@opi/translation';
 

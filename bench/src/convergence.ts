@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import type { Simulator } from '@opi/kube-sim';
-import type { WorkloadKind } from '@opi/translation';
+import type { WorkloadKind } from '@opi/domain';
 import { uuid } from './bodies.js';
 import { NAMESPACE, REDIS_URL, log, repo, sleep } from './common.js';
 import { load, newDesires } from './load.js';

@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { StateStore } from '@opi/state';
-import { WORKLOAD_KINDS } from '@opi/translation';
+import { WORKLOAD_KINDS } from '@opi/domain';
 import { NAMESPACE, REDIS_URL, log, repo } from './common.js';
 import { convergence } from './convergence.js';
 import { drift } from './drift.js';

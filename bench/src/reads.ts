@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { schedulingInfoJson, schedulingInfosBody } from '@opi/contract';
+import type { WorkloadKind } from '@opi/domain';
 import type { Simulator } from '@opi/kube-sim';
 import { StateStore } from '@opi/state';
 import {
@@ -15,7 +16,6 @@ import {
   APP_SELECTOR,
   LABEL_GUID,
   LABEL_VERSION,
-  type WorkloadKind,
 } from '@opi/translation';
 import { VERSION, desireBody, uuid } from './bodies.js';
 import { NAMESPACE, log, percentile, sleep } from './common.js';
@@ -112,7 +112,7 @@ async function awaitFirstList(
             ` (node flags: ${WORKER_NODE_ARGS.join(' ') || 'none'}); its log is ${worker.logFile}`,
         );
       }
-      const meta = await state.syncMeta();
+      const meta = await state.cacheMeta();
       if (meta && meta.syncedAt > after && meta[`${kind}s`] === size) {
         const listed = await firstListMs(worker);
         log(

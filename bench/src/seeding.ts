@@ -3,10 +3,9 @@
  * Redis through the service's own StateStore, then (for the reads) their workloads, pods and events
  * straight into the simulated cluster's store.
  */
-import type { DesiredLrp } from '@opi/domain';
+import type { DesiredLrp, WorkloadKind } from '@opi/domain';
 import type { Simulator } from '@opi/kube-sim';
 import type { StateStore } from '@opi/state';
-import type { WorkloadKind } from '@opi/translation';
 import { podName, podNameFor, seconds, storeLrp } from './app-objects.js';
 import { desiredLrp, uuid } from './bodies.js';
 import { NAMESPACE } from './common.js';

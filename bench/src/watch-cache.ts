@@ -63,7 +63,7 @@ async function awaitFirstList(
     const raw = await state.watchStatus();
     const kinds = KINDS.map((k) => JSON.parse(raw[k] ?? '{}') as KindStatus);
     const [d, s, p, j] = kinds;
-    const meta = await state.syncMeta();
+    const meta = await state.cacheMeta();
     if (
       d?.synced &&
       s?.synced &&

@@ -30,7 +30,7 @@ async function cacheState(r: Redis | Cluster = redis, p = prefix) {
   const snapshots = await r.keys(w.keys.instancesNext('*'));
   return {
     instances: await r.hgetall(w.keys.instances),
-    meta: await r.hgetall(w.keys.syncMeta),
+    meta: await r.hgetall(w.keys.cacheMeta),
     watch: await r.hgetall(w.keys.watchStatus),
     fence: await r.get(w.keys.cacheFence),
     epoch: await r.get(w.keys.cacheEpoch),
@@ -71,7 +71,7 @@ describe('CacheWriter', () => {
     await w.deleteInstances(3, []);
 
     await w.writeMeta(3, { syncedAt: '1700000000000', durationMs: '5', deployments: '2', pods: '3' });
-    expect(await store.syncMeta()).toEqual({
+    expect(await store.cacheMeta()).toEqual({
       syncedAt: 1700000000000,
       durationMs: 5,
       deployments: 2,
@@ -148,12 +148,12 @@ describe('CacheWriter', () => {
     expect(await redis.hlen(w.keys.instances)).toBe(2500);
     expect(await redis.hexists(w.keys.instances, 'pg-gone')).toBe(0);
     expect(await redis.pttl(w.keys.instances)).toBe(-1);
-    expect((await store.syncMeta())?.pods).toBe(2500);
+    expect((await store.cacheMeta())?.pods).toBe(2500);
     expect(await redis.keys(w.keys.instancesNext('*'))).toEqual([]);
 
     await w.snapshot(1).commit({ syncedAt: '11' });
     expect(await redis.exists(w.keys.instances)).toBe(0);
-    expect((await store.syncMeta())?.syncedAt).toBe(11);
+    expect((await store.cacheMeta())?.syncedAt).toBe(11);
   });
 
   it('refuses an old leader’s snapshot committed after the new leader’s, written at the same time', async () => {
@@ -172,7 +172,7 @@ describe('CacheWriter', () => {
     const fields = await redis.hkeys(next.keys.instances);
     expect(fields).toHaveLength(1500);
     expect(fields.every((f) => f.startsWith('pg-new-'))).toBe(true);
-    expect(await redis.hget(next.keys.syncMeta, 'syncedAt')).toBe('8');
+    expect(await redis.hget(next.keys.cacheMeta, 'syncedAt')).toBe('8');
     // The refused snapshot was dropped, not left to expire.
     expect(await redis.keys(next.keys.instancesNext('*'))).toEqual([]);
 

@@ -73,14 +73,14 @@ describe('instances snapshots', () => {
     expect(snapshot.size).toBe(2500);
     expect(await redis.hkeys(store.keys.instances)).toEqual(['pg-old']);
     expect(await store.cachedInstances('pg-old')).toBeDefined();
-    expect((await store.syncMeta())?.syncedAt).toBe(1000);
+    expect((await store.cacheMeta())?.syncedAt).toBe(1000);
 
     await snapshot.commit({ syncedAt: '2000', durationMs: '7', deployments: '2400', pods: '2500' });
     expect(await redis.hlen(store.keys.instances)).toBe(2500);
     expect(await store.cachedInstances('pg-old')).toBeUndefined();
     expect((await store.cachedAssignments(['pg-2499']))[0]).toEqual(new Map([['pod-2499', 0]]));
     expect(await redis.pttl(store.keys.instances)).toBe(-1);
-    expect(await store.syncMeta()).toEqual({
+    expect(await store.cacheMeta()).toEqual({
       syncedAt: 2000,
       durationMs: 7,
       deployments: 2400,
@@ -103,7 +103,7 @@ describe('instances snapshots', () => {
         const res = await reader
           .multi()
           .hkeys(store.keys.instances)
-          .hget(store.keys.syncMeta, 'syncedAt')
+          .hget(store.keys.cacheMeta, 'syncedAt')
           .exec();
         const [[, fields], [, syncedAt]] = res as [[null, string[]], [null, string | null]];
         seen.push({ fields, syncedAt });
@@ -152,7 +152,7 @@ describe('instances snapshots', () => {
     fields = await redis.hkeys(store.keys.instances);
     expect(fields).toHaveLength(1500);
     expect(fields.every((f) => f.startsWith('pg-b-'))).toBe(true);
-    expect((await store.syncMeta())?.syncedAt).toBe(2);
+    expect((await store.cacheMeta())?.syncedAt).toBe(2);
     expect(await snapshotKeys()).toEqual([]);
   });
 
@@ -164,7 +164,7 @@ describe('instances snapshots', () => {
     await abandoned.abandon();
     expect(await snapshotKeys()).toEqual([]);
     expect(await redis.hkeys(store.keys.instances)).toEqual(['pg-kept']);
-    expect((await store.syncMeta())?.syncedAt).toBe(1000);
+    expect((await store.cacheMeta())?.syncedAt).toBe(1000);
   });
 
   /** A snapshot of `count` entries whose key then expires, as its TTL does when its writer stalls. */
@@ -183,7 +183,7 @@ describe('instances snapshots', () => {
 
   async function expectCacheKept() {
     expect(await redis.hkeys(store.keys.instances)).toEqual(['pg-kept']);
-    expect((await store.syncMeta())?.syncedAt).toBe(1000);
+    expect((await store.cacheMeta())?.syncedAt).toBe(1000);
     expect(await snapshotKeys()).toEqual([]);
   }
 
@@ -206,7 +206,7 @@ describe('instances snapshots', () => {
     await writer.snapshot(TOKEN).commit(meta(0, 2000));
     expect(await redis.exists(store.keys.instances)).toBe(0);
     expect(await store.cachedInstances('pg-x')).toBeUndefined();
-    expect(await store.syncMeta()).toEqual({
+    expect(await store.cacheMeta()).toEqual({
       syncedAt: 2000,
       durationMs: 1,
       deployments: 0,

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { CallbackClient } from '@opi/callbacks';
-import type { DesiredLrp } from '@opi/domain';
+import type { DesiredLrp, WorkloadKind } from '@opi/domain';
 import {
   ClientNodeKubernetes,
   type FaultyKubernetes,
@@ -21,7 +21,7 @@ import { type KubeObject, type Simulator, startSimulator } from '@opi/kube-sim';
 import { createLogger } from '@opi/logging';
 import { JobProducer, workerConnection } from '@opi/queue';
 import { StateStore, TaskStore } from '@opi/state';
-import { registrySecretName, type WorkloadKind, workloadName } from '@opi/translation';
+import { registrySecretName, workloadName } from '@opi/translation';
 import { type HandlerDeps, convergeLrp } from '../../apps/worker/src/index.js';
 import { workloadVerbs } from '../../apps/worker/src/handlers/workload-verbs.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';

@@ -4,7 +4,7 @@ import type { Logger } from '@opi/logging';
 import type { JobProducer } from '@opi/queue';
 import type { CallbackClient } from '@opi/callbacks';
 import type { StateStore, TaskStore } from '@opi/state';
-import type { WorkloadKind } from '@opi/translation';
+import type { WorkloadKind } from '@opi/domain';
 import type { ClusterView } from './cache/cluster-view.js';
 import type { Unroute } from './routing/unroute.js';
 

@@ -4,6 +4,7 @@
  * empty in every container, and apps that run migrations "on instance 0" would all skip them or all run
  * them: the worker refuses to start instead, unless the operator turned the index variables off.
  */
+import type { WorkloadKind } from '@opi/domain';
 import type { KubernetesPort, ServerVersion } from '@opi/kube';
 
 /** The first Kubernetes release whose StatefulSet controller labels pods with their ordinal. */
@@ -57,7 +58,7 @@ export interface ClusterFeatures {
  * the version cannot be read and the mode does not need it, assumes a current cluster (and says so).
  */
 export async function checkWorkloadMode(
-  workloads: { kind: 'deployment' | 'statefulset'; instanceIndexEnv: boolean },
+  workloads: { kind: WorkloadKind; instanceIndexEnv: boolean },
   kube: Pick<KubernetesPort, 'getServerVersion'>,
 ): Promise<ClusterFeatures> {
   const needsIndex = workloads.kind === 'statefulset' && workloads.instanceIndexEnv;

@@ -3,7 +3,7 @@
  * stops the process with a message naming the variable, instead of surfacing later. Nothing else in the
  * code reads process.env. The settings table of docs/operations.md lists the same names and defaults.
  */
-import { DNS_LABEL } from '@opi/domain';
+import { DNS_LABEL, WORKLOAD_KINDS, type WorkloadKind } from '@opi/domain';
 import { z } from 'zod';
 
 const bool = z
@@ -131,7 +131,7 @@ const schema = z.object({
   OPI_JOB_LOCK_MS: int(1000, 600_000).default(30_000),
   OPI_RUN_AS_NON_ROOT: bool.default(true),
   /** What a new LRP runs as; an existing one keeps its kind (see docs/operations.md: which to choose). */
-  OPI_WORKLOAD_KIND: z.enum(['deployment', 'statefulset']).default('deployment'),
+  OPI_WORKLOAD_KIND: z.enum(WORKLOAD_KINDS).default('deployment'),
   /** StatefulSets tell each instance its index (needs Kubernetes ≥ 1.28); off: everything else of the mode. */
   OPI_INSTANCE_INDEX_ENV: z
     .enum(['on', 'off', 'true', 'false', '1', '0', 'yes', 'no'])
@@ -214,7 +214,7 @@ export interface Settings {
   worker: { concurrency: number; attempts: number; lockMs: number };
   runAsNonRoot: boolean;
   /** What new LRPs run as, and whether a StatefulSet's containers are told their index. */
-  workloads: { kind: 'deployment' | 'statefulset'; instanceIndexEnv: boolean };
+  workloads: { kind: WorkloadKind; instanceIndexEnv: boolean };
   dropletRegistry: string;
   shutdownTimeoutMs: number;
   logLevel: Env['LOG_LEVEL'];

@@ -15,6 +15,29 @@ export function schedulingInfosBody(entries: readonly string[]): string {
   return `{"desired_lrp_scheduling_infos":[${entries.join(',')}]}`;
 }
 
+/** One instance as `/instances` shows it. */
+export interface InstanceBodyRow {
+  index: number;
+  /** Nanoseconds, as decimal digits; anything else is sent as 0. */
+  sinceNs: string;
+  state: string;
+  placementError?: string | undefined;
+}
+
+/**
+ * `GET /apps/:guid/:version/instances`, as CC's instances client reads it (instances_client.rb). Built by
+ * hand: `since` is nanoseconds, beyond a JSON number's safe integer range in JavaScript.
+ */
+export function instancesBody(processGuid: string, rows: readonly InstanceBodyRow[]): string {
+  const items = rows.map(
+    (i) =>
+      `{"index":${i.index},"since":${/^\d+$/.test(i.sinceNs) ? i.sinceNs : '0'},"state":${JSON.stringify(i.state)}${
+        i.placementError ? `,"placement_error":${JSON.stringify(i.placementError)}` : ''
+      }}`,
+  );
+  return `{"process_guid":${JSON.stringify(processGuid)},"instances":[${items.join(',')}]}`;
+}
+
 /**
  * CC's apps client reads an error as `error.message` (apps_rest_client.rb, update_app). Also the shape of
  * the operator endpoints' errors.

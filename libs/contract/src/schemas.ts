@@ -234,8 +234,6 @@ export const updateLrpSchema = z.object({
   }),
 });
 
-export type UpdateLrpRequest = z.infer<typeof updateLrpSchema>;
-
 /** The path parameters of the three-segment routes. */
 export const guidParam = labelValue('guid');
 export const versionParam = labelValue('version');

@@ -99,13 +99,9 @@ export function processGuidOf(guid: string, version: string): string {
   return `${guid}-${version}`;
 }
 
-/** The scheduling info CC reads in GET /apps. */
-export interface SchedulingInfo {
-  processGuid: string;
-  guid: string;
-  version: string;
-  annotation: string;
-}
+/** What an LRP runs as: the configured kind for a new LRP; an existing one keeps the kind it has. */
+export const WORKLOAD_KINDS = ['deployment', 'statefulset'] as const;
+export type WorkloadKind = (typeof WORKLOAD_KINDS)[number];
 
 /** Diego's instance states, which CC understands. */
 export type InstanceState = 'UNCLAIMED' | 'CLAIMED' | 'RUNNING' | 'CRASHED' | 'UNKNOWN';

@@ -72,10 +72,6 @@ export class ConflictError extends KubeApiError {
   }
 }
 
-export function isKubeApiError(err: unknown): err is KubeApiError {
-  return err instanceof KubeApiError;
-}
-
 /** The HTTP status of a client-node `ApiException` (or of a KubeApiError), else undefined. */
 export function httpStatusOf(err: unknown): number | undefined {
   if (err instanceof KubeApiError) return err.status;

@@ -24,7 +24,6 @@ export {
   KubeApiError,
   classify,
   httpStatusOf,
-  isKubeApiError,
   missingNamespace,
   type CallContext,
   type KubeApiErrorInit,
@@ -39,12 +38,7 @@ export {
   type KubeCallReport,
   type KubeVerb,
 } from './client-node-adapter.js';
-export {
-  contextNamespace,
-  loadKubeConfig,
-  type KubeConfigSource,
-  type KubeConnection,
-} from './kubeconfig.js';
+export { loadKubeConfig, type KubeConfigSource, type KubeConnection } from './kubeconfig.js';
 export {
   unavailableError,
   withFaults,

@@ -56,12 +56,6 @@ export function loadKubeConfig(source: KubeConfigSource): KubeConnection {
   return kc as unknown as KubeConnection;
 }
 
-/** The namespace of the kubeconfig's current context, if it names one. */
-export function contextNamespace(connection: KubeConnection): string | undefined {
-  const kc = clientNodeConfig(connection);
-  return kc.getContextObject(kc.getCurrentContext())?.namespace;
-}
-
 /** For the adapter: the client-node object behind a connection (or a KubeConfig passed as is). */
 export function clientNodeConfig(connection: KubeConnection | KubeConfig): KubeConfig {
   if (connection instanceof KubeConfig) return connection;

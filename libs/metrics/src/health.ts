@@ -86,11 +86,11 @@ export const MAX_CACHE_AGE_MS = 60_000;
 
 /** The cache is fresh enough: its writer stamped it within `maxAgeMs`. */
 export async function checkCacheFresh(
-  store: { syncMeta(): Promise<{ syncedAt: number } | undefined> },
+  store: { cacheMeta(): Promise<{ syncedAt: number } | undefined> },
   maxAgeMs: number,
   now: () => number = Date.now,
 ): Promise<string> {
-  const meta = await store.syncMeta();
+  const meta = await store.cacheMeta();
   if (!meta) throw new Error('the cache has not been written yet');
   // Clocks of the API and the worker that synced may differ a little; never report a negative age.
   const ageMs = Math.max(0, now() - meta.syncedAt);

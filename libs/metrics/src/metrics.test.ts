@@ -39,7 +39,7 @@ function sources(over: Partial<MetricSources> = {}): MetricSources {
     queues: { lrp: queue({ waiting: 2, active: 1 }), callback: queue({ waiting: 3, delayed: 4, failed: 1 }) },
     callbackQueue: 'callback',
     store: {
-      syncMeta: () =>
+      cacheMeta: () =>
         Promise.resolve({ syncedAt: Date.now() - 1500, deployments: 7, statefulsets: 2, pods: 9 }),
     },
     ...over,
@@ -86,7 +86,7 @@ describe('createMetrics', () => {
       labels: { kind: 'statefulsets' },
     });
     unwatch();
-    m.watch(sources({ store: { syncMeta: () => Promise.resolve(undefined) } }));
+    m.watch(sources({ store: { cacheMeta: () => Promise.resolve(undefined) } }));
     expect((await values(m, 'opi_cache_age_seconds'))[0]!.value).toBe(Infinity);
     expect((await values(m, 'opi_sync_last_success_timestamp_seconds'))[0]!.value).toBe(0);
     expect(await values(m, 'opi_cache_objects')).toEqual([]);
@@ -98,7 +98,7 @@ describe('createMetrics', () => {
       calls: 0,
       getJobCounts: () => (hung.calls++, new Promise<Record<string, number>>(() => {})),
     };
-    m.watch(sources({ queues: { lrp: hung }, store: { syncMeta: () => new Promise(() => {}) } }));
+    m.watch(sources({ queues: { lrp: hung }, store: { cacheMeta: () => new Promise(() => {}) } }));
     const started = Date.now();
     const text = await m.registry.metrics();
     await m.registry.metrics();
@@ -193,7 +193,7 @@ describe('health checks', () => {
   it('calls the cache fresh while its writer stamped it within 60 s', async () => {
     expect(MAX_CACHE_AGE_MS).toBe(60_000);
     const at = (syncedAt: number) => ({
-      syncMeta: () => Promise.resolve({ syncedAt, deployments: 0, pods: 0 }),
+      cacheMeta: () => Promise.resolve({ syncedAt, deployments: 0, pods: 0 }),
     });
     const now = () => 1_000_000;
     await expect(checkCacheFresh(at(1_000_000 - 59_000), 60_000, now)).resolves.toBe(
@@ -204,7 +204,7 @@ describe('health checks', () => {
     await expect(checkCacheFresh(at(1_000_000 - 61_000), 60_000, now)).rejects.toThrow(
       'cache last confirmed fresh 61 s ago, longer than 60 s',
     );
-    await expect(checkCacheFresh({ syncMeta: () => Promise.resolve(undefined) }, 60_000)).rejects.toThrow(
+    await expect(checkCacheFresh({ cacheMeta: () => Promise.resolve(undefined) }, 60_000)).rejects.toThrow(
       'the cache has not been written yet',
     );
   });

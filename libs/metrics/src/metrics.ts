@@ -35,7 +35,7 @@ export interface QueueCountsSource {
   getJobCounts(...types: QueueState[]): Promise<Record<string, number>>;
 }
 
-export interface SyncFacts {
+export interface CacheFacts {
   syncedAt: number;
   deployments: number;
   statefulsets: number;
@@ -43,8 +43,8 @@ export interface SyncFacts {
 }
 
 /** What StateStore offers for the cache's age. */
-export interface SyncMetaSource {
-  syncMeta(): Promise<SyncFacts | undefined>;
+export interface CacheMetaSource {
+  cacheMeta(): Promise<CacheFacts | undefined>;
 }
 
 /** One Kubernetes HTTP request, as the adapter's `onCall` hook reports it. */
@@ -60,7 +60,7 @@ export interface MetricSources {
   queues: Record<string, QueueCountsSource>;
   /** The queue of reports to CC, whose waiting + delayed jobs are `opi_callbacks_pending`. */
   callbackQueue: string;
-  store: SyncMetaSource;
+  store: CacheMetaSource;
   /** Whether Redis is connected; when not, a scrape does not wait for it at all. */
   connected?: () => boolean;
 }
@@ -170,7 +170,7 @@ export class OpiMetrics {
   private sources: MetricSources | undefined;
   private readonly readQueues: () => Promise<Map<string, Record<string, number>> | undefined>;
   /** null: never synced; undefined: unknown (not watched, or Redis did not answer in time). */
-  private readonly readSyncMeta: () => Promise<SyncFacts | null | undefined>;
+  private readonly readCacheMeta: () => Promise<CacheFacts | null | undefined>;
 
   constructor(options: MetricsOptions = {}) {
     this.registry = new Registry();
@@ -221,7 +221,7 @@ export class OpiMetrics {
       registers,
       // Collectors run side by side: wait for this scrape's reads, so a failure shows in the same scrape.
       collect: async () => {
-        await Promise.all([this.readQueues(), this.readSyncMeta()]);
+        await Promise.all([this.readQueues(), this.readCacheMeta()]);
       },
     });
     for (const source of ['queues', 'sync']) this.collectErrors.inc({ source }, 0);
@@ -233,10 +233,10 @@ export class OpiMetrics {
         this.collectErrors.inc({ source: 'queues' });
       },
     );
-    this.readSyncMeta = sharedRead(
+    this.readCacheMeta = sharedRead(
       async () => {
         const sources = this.connectedSources();
-        return sources ? ((await sources.store.syncMeta()) ?? null) : undefined;
+        return sources ? ((await sources.store.cacheMeta()) ?? null) : undefined;
       },
       timeoutMs,
       'sync state',
@@ -320,13 +320,13 @@ export class OpiMetrics {
     });
     // A series without labels cannot be left out, so these say "unknown" (Redis did not answer) with
     // NaN, and "never synced" with 0 and +Inf, so that an alert on the age fires before the first sync.
-    const readSyncMeta = this.readSyncMeta;
+    const readCacheMeta = this.readCacheMeta;
     this.lastSync = new Gauge({
       name: name('sync_last_success_timestamp_seconds'),
       help: 'When the last sync wrote the cache (Unix seconds); 0: never, NaN: Redis did not answer',
       registers,
       async collect() {
-        const meta = await readSyncMeta();
+        const meta = await readCacheMeta();
         this.set(meta === undefined ? NaN : meta === null ? 0 : meta.syncedAt / 1000);
       },
     });
@@ -335,7 +335,7 @@ export class OpiMetrics {
       help: 'Age of the instances cache the API answers from; +Inf: never synced, NaN: Redis did not answer',
       registers,
       async collect() {
-        const meta = await readSyncMeta();
+        const meta = await readCacheMeta();
         // Another process' clock wrote syncedAt; a little skew must not show as a negative age.
         this.set(
           meta === undefined
@@ -409,7 +409,7 @@ export class OpiMetrics {
       labelNames: ['kind'],
       registers,
       async collect() {
-        const meta = await readSyncMeta();
+        const meta = await readCacheMeta();
         this.reset();
         if (meta) {
           this.set({ kind: 'deployments' }, meta.deployments);

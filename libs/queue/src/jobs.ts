@@ -79,13 +79,11 @@ export const JOBS = {
       crashTimestamp: z.int().min(0),
       podNamespace: z.string().min(1).max(63),
       podUid: z.string().min(1).max(64),
-      reportedUpTo: z.int(),
     }),
   },
 } as const;
 
 export type JobKey = keyof typeof JOBS;
-export type JobName = (typeof JOBS)[JobKey]['name'];
 export type JobPayload<K extends JobKey> = z.infer<(typeof JOBS)[K]['schema']>;
 
 const byName = new Map<string, JobKey>(Object.entries(JOBS).map(([k, v]) => [v.name, k as JobKey]));

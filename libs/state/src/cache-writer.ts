@@ -121,9 +121,9 @@ export class CacheWriter {
     }
   }
 
-  /** Sets fields of the sync facts hash (`syncedAt`, … as StateStore.syncMeta reads them). */
+  /** Sets fields of the cache facts hash (`syncedAt`, … as StateStore.cacheMeta reads them). */
   async writeMeta(token: number, fields: Readonly<Record<string, string>>): Promise<void> {
-    await this.hashWrite(token, this.keys.syncMeta, 'set', Object.entries(fields).flat());
+    await this.hashWrite(token, this.keys.cacheMeta, 'set', Object.entries(fields).flat());
   }
 
   /** Sets fields of the watch status hash (per kind: resourceVersion, last event, …): also a heartbeat. */
@@ -217,7 +217,7 @@ export class FencedSnapshot {
     const r = await runScript(
       this.redis,
       CACHE_COMMIT_SNAPSHOT,
-      [this.keys.cacheFence, this.keys.cacheEpoch, this.keys.instances, this.key, this.keys.syncMeta],
+      [this.keys.cacheFence, this.keys.cacheEpoch, this.keys.instances, this.key, this.keys.cacheMeta],
       [this.token, epoch, this.written > 0 ? String(this.fields) : '0', ...Object.entries(meta).flat()],
     );
     if (r === -2) {

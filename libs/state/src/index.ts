@@ -3,6 +3,7 @@ export * from './keys.js';
 export * from './task-store.js';
 export * from './inbox.js';
 export * from './cache-writer.js';
-export type { SchedulingInfoEntries } from './scheduling-infos.js';
+export * from './instances-cache.js';
+export { type SchedulingInfoEntries, schedulingInfoOfStopped } from './scheduling-infos.js';
 export { StoreUnavailableError } from './unavailable.js';
 export { type DesireRefusal, parseRefusal, refusalValue } from './refusals.js';

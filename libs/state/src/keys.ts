@@ -19,7 +19,7 @@ export function keys(prefix: string) {
     schedulingInfosVersion: `${prefix}:state:sched:version`,
     /** Monotonic generation counter: orders the requests. */
     generation: `${prefix}:state:generation`,
-    /** Hash process guid → cached instances (from the sync). */
+    /** Hash process guid → the LRP's cached instances, written by the watch's cache writer (instances-cache.ts). */
     instances: `${prefix}:state:instances`,
     /** One snapshot of `instances` while the cache writer writes it, until its commit (see FencedSnapshot). */
     instancesNext: (id: string) => `${prefix}:state:instances:next:${id}`,
@@ -28,8 +28,8 @@ export function keys(prefix: string) {
      * /instances while the record has that generation.
      */
     refusal: (processGuid: string) => `${prefix}:state:refusal:${processGuid}`,
-    /** Hash of facts about the last sync. */
-    syncMeta: `${prefix}:state:sync`,
+    /** Hash of facts about the cache: when its writer last confirmed it fresh (`syncedAt`), and what it holds. */
+    cacheMeta: `${prefix}:state:sync`,
     syncLock: `${prefix}:state:sync:lock`,
     /** List of converges the API's writes ask for: the converge inbox (inbox.ts). */
     inbox: `${prefix}:state:inbox:converge`,

@@ -19,6 +19,19 @@ export function schedulingInfoOf(lrp: DesiredLrp): string {
   return schedulingInfoJson(lrp.processGuid, lrp.guid, lrp.version, lrp.annotation);
 }
 
+/**
+ * A stopped LRP's entry, listed while its workload still exists (listStoppedWhilePresent), so CC sees it
+ * until it is gone.
+ */
+export function schedulingInfoOfStopped(rec: {
+  processGuid: string;
+  guid: string;
+  version: string;
+  annotation?: string | undefined;
+}): string {
+  return schedulingInfoJson(rec.processGuid, rec.guid, rec.version, rec.annotation ?? '');
+}
+
 /** Every entry, and the version of the hash they were read from (undefined: none written since a loss). */
 export interface SchedulingInfoEntries {
   version: string | undefined;

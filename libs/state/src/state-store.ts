@@ -17,31 +17,11 @@ import { type Keys, keys } from './keys.js';
 import { CLEAR_REFUSAL, type DesireRefusal, RECORD_REFUSAL, parseRefusal, refusalValue } from './refusals.js';
 import { type SchedulingInfoEntries, SchedulingInfos, schedulingInfoOf } from './scheduling-infos.js';
 import { CAS_RECORD, DESIRE, EXPIRE_IF_UNCHANGED, NEXT_GENERATION, runScript } from './scripts.js';
+import { type CachedInstances, assignmentsOf, parseInstancesEntry } from './instances-cache.js';
 import { tryLock } from './sync-lock.js';
 import { replies, storeClient } from './unavailable.js';
 
-/**
- * An LRP's instances as the cache writer last saw them. Each pod's index is its assignment, kept while it
- * lives (the stable index rule lives in @opi/translation).
- */
-export interface CachedInstances {
-  instances: {
-    index: number;
-    podName: string;
-    sinceNs: string;
-    state: string;
-    placementError?: string;
-    /** The index is the pod's StatefulSet ordinal (its container was told it): never shown as another. */
-    ordinal?: true;
-  }[];
-  /**
-   * The cluster refuses the LRP's pods (a quota, decision 12), worded for CC: the desired instances
-   * without a pod show it as their placement_error.
-   */
-  unplaced?: string;
-}
-
-export interface SyncMeta {
+export interface CacheMeta {
   syncedAt: number;
   durationMs: number;
   deployments: number;
@@ -287,22 +267,14 @@ export class StateStore {
 
   async cachedInstances(processGuid: string): Promise<CachedInstances | undefined> {
     const v = await this.redis.hget(this.keys.instances, processGuid);
-    return v ? (JSON.parse(v) as CachedInstances) : undefined;
+    return v ? parseInstancesEntry(v) : undefined;
   }
 
-  /**
-   * The cached instance assignments of these LRPs (one round trip), for the next sync to keep indexes
-   * stable; as Maps, not objects keyed by pod names (a hidden class per app at 100,000 apps).
-   */
+  /** The cached instance assignments of these LRPs (one round trip), for the writer to keep indexes stable. */
   async cachedAssignments(processGuids: readonly string[]): Promise<Map<string, number>[]> {
     if (processGuids.length === 0) return [];
     const values = await this.redis.hmget(this.keys.instances, ...processGuids);
-    return values.map(
-      (v) =>
-        new Map(
-          v ? (JSON.parse(v) as CachedInstances).instances.map((i) => [i.podName, i.index] as const) : [],
-        ),
-    );
+    return values.map(assignmentsOf);
   }
 
   /**
@@ -320,14 +292,14 @@ export class StateStore {
         .pipeline()
         .get(this.keys.lrp(processGuid))
         .hget(this.keys.instances, processGuid)
-        .hget(this.keys.syncMeta, 'syncedAt')
+        .hget(this.keys.cacheMeta, 'syncedAt')
         .get(this.keys.refusal(processGuid)),
     );
     const record = typeof rec === 'string' ? (JSON.parse(rec) as LrpRecord) : undefined;
     const refusal = parseRefusal(typeof refused === 'string' ? refused : undefined);
     return {
       ...(record ? { record } : {}),
-      ...(typeof inst === 'string' ? { cached: JSON.parse(inst) as CachedInstances } : {}),
+      ...(typeof inst === 'string' ? { cached: parseInstancesEntry(inst) } : {}),
       ...(typeof synced === 'string' ? { syncedAt: Number(synced) } : {}),
       // A refusal of another generation is not this spec's: an update or a new desire was recorded since.
       ...(refusal && record?.generation === refusal.generation ? { refusal } : {}),
@@ -367,8 +339,9 @@ export class StateStore {
     return this.redis.hgetall(this.keys.watchStatus);
   }
 
-  async syncMeta(): Promise<SyncMeta | undefined> {
-    const h = await this.redis.hgetall(this.keys.syncMeta);
+  /** The cache facts (keys.cacheMeta), undefined before its writer first wrote them. */
+  async cacheMeta(): Promise<CacheMeta | undefined> {
+    const h = await this.redis.hgetall(this.keys.cacheMeta);
     if (!h['syncedAt']) return undefined;
     return {
       syncedAt: Number(h['syncedAt']),

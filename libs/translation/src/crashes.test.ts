@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { type CrashReport, DIEGO_REASON_MAX } from '@opi/domain';
-import type { CrashReports } from './crashes.js';
 import {
   CRASHES_REPORTED_ANNOTATION,
   MAX_CRASH_REPORTS,
   NONE_REPORTED,
   crashReportsFor,
+  hasUnreportedCrashes,
   reportedCrashesOf,
 } from './crashes.js';
 import type { ContainerState, ContainerStatus, Pod } from './k8s-objects.js';
@@ -61,20 +61,20 @@ const reports = (from: number, to: number, fields: Partial<CrashReport>) =>
   Array.from({ length: to - from + 1 }, (_, i) => report(from + i, fields));
 
 describe('crashReportsFor', () => {
-  it.each<[string, Pod, number, CrashReports]>([
-    ['no status yet', pod(undefined), NONE_REPORTED, { reports: [], reportedUpTo: NONE_REPORTED }],
-    ['running, never crashed', pod({ state: running }), NONE_REPORTED, { reports: [], reportedUpTo: -1 }],
+  it.each<[string, Pod, number, CrashReport[]]>([
+    ['no status yet', pod(undefined), NONE_REPORTED, []],
+    ['running, never crashed', pod({ state: running }), NONE_REPORTED, []],
     [
       'first exit, not yet restarted: reported with the restart',
       pod({ state: exit(1, 'Error') }),
       NONE_REPORTED,
-      { reports: [], reportedUpTo: -1 },
+      [],
     ],
     [
       'restarted once, running again',
       pod({ restartCount: 1, state: running, lastState: exit(1, 'Error') }),
       NONE_REPORTED,
-      { reports: [report(1, {})], reportedUpTo: 1 },
+      [report(1, {})],
     ],
     [
       'crash loop: every restart not yet reported, with the latest termination',
@@ -84,118 +84,95 @@ describe('crashReportsFor', () => {
         lastState: exit(137, 'OOMKilled', undefined, T2),
       }),
       1,
-      {
-        reports: reports(2, 4, {
-          exitStatus: 137,
-          exitDescription: 'APP/PROC/WEB: Exited with status 137 (out of memory)',
-          crashTimestamp: T2_S,
-        }),
-        reportedUpTo: 4,
-      },
+      reports(2, 4, {
+        exitStatus: 137,
+        exitDescription: 'APP/PROC/WEB: Exited with status 137 (out of memory)',
+        crashTimestamp: T2_S,
+      }),
     ],
     [
       'terminated right now after restarts: the current termination, with its message',
       pod({ restartCount: 2, state: exit(2, 'Error', 'panic: boom\n', T2), lastState: exit(1, 'Error') }),
       1,
-      {
-        reports: [
-          report(2, {
-            exitStatus: 2,
-            exitDescription: 'APP/PROC/WEB: Exited with status 2: panic: boom',
-            crashTimestamp: T2_S,
-          }),
-        ],
-        reportedUpTo: 2,
-      },
+      [
+        report(2, {
+          exitStatus: 2,
+          exitDescription: 'APP/PROC/WEB: Exited with status 2: panic: boom',
+          crashTimestamp: T2_S,
+        }),
+      ],
     ],
     [
       'an app that exited 0 crashed too (CF apps do not end)',
       pod({ restartCount: 1, state: running, lastState: exit(0, 'Completed') }),
       0,
-      {
-        reports: [report(1, { exitStatus: 0, exitDescription: 'APP/PROC/WEB: Exited with status 0' })],
-        reportedUpTo: 1,
-      },
+      [report(1, { exitStatus: 0, exitDescription: 'APP/PROC/WEB: Exited with status 0' })],
     ],
     [
       'only CrashLoopBackOff known (the termination lost)',
       pod({ restartCount: 3, state: waiting('CrashLoopBackOff', 'back-off 20s') }),
       2,
-      {
-        reports: [
-          report(3, {
-            exitStatus: 0,
-            exitDescription: 'APP/PROC/WEB: CrashLoopBackOff: back-off 20s',
-            crashTimestamp: T0_S,
-          }),
-        ],
-        reportedUpTo: 3,
-      },
+      [
+        report(3, {
+          exitStatus: 0,
+          exitDescription: 'APP/PROC/WEB: CrashLoopBackOff: back-off 20s',
+          crashTimestamp: T0_S,
+        }),
+      ],
     ],
     [
       'nothing known but the restart: dated by the current run',
       pod({ restartCount: 1, state: running }),
       NONE_REPORTED,
-      {
-        reports: [
-          report(1, { exitStatus: 0, exitDescription: 'APP/PROC/WEB: crashed', crashTimestamp: T2_S }),
-        ],
-        reportedUpTo: 1,
-      },
+      [report(1, { exitStatus: 0, exitDescription: 'APP/PROC/WEB: crashed', crashTimestamp: T2_S })],
     ],
     [
       'all restarts already reported',
       pod({ restartCount: 3, state: running, lastState: exit(1, 'Error') }),
       3,
-      { reports: [], reportedUpTo: 3 },
+      [],
     ],
     [
       'a marker above the restart count is kept',
       pod({ restartCount: 1, state: running, lastState: exit(1, 'Error') }),
       5,
-      { reports: [], reportedUpTo: 5 },
+      [],
     ],
     [
       `many unreported restarts: only the latest ${MAX_CRASH_REPORTS}`,
       pod({ restartCount: 25, state: waiting('CrashLoopBackOff'), lastState: exit(1, 'Error') }),
       NONE_REPORTED,
-      { reports: reports(16, 25, {}), reportedUpTo: 25 },
+      reports(16, 25, {}),
     ],
     [
       'image pull failure, nothing reported: one report, crash_count 0',
       pod({ state: waiting('ErrImagePull', 'pull access denied for nope') }),
       NONE_REPORTED,
-      {
-        reports: [
-          report(0, {
-            exitStatus: 0,
-            exitDescription: 'APP/PROC/WEB: ErrImagePull: pull access denied for nope',
-            crashTimestamp: T0_S,
-          }),
-        ],
-        reportedUpTo: 0,
-      },
+      [
+        report(0, {
+          exitStatus: 0,
+          exitDescription: 'APP/PROC/WEB: ErrImagePull: pull access denied for nope',
+          crashTimestamp: T0_S,
+        }),
+      ],
     ],
     [
       'image pull back-off already reported',
       pod({ state: waiting('ImagePullBackOff', 'Back-off pulling image "nope"') }),
       0,
-      { reports: [], reportedUpTo: 0 },
+      [],
     ],
     [
       'invalid image name, no message',
       pod({ state: waiting('InvalidImageName') }),
       NONE_REPORTED,
-      {
-        reports: [
-          report(0, {
-            exitStatus: 0,
-            exitDescription: 'APP/PROC/WEB: InvalidImageName',
-            crashTimestamp: T0_S,
-          }),
-        ],
-        reportedUpTo: 0,
-      },
+      [
+        report(0, {
+          exitStatus: 0,
+          exitDescription: 'APP/PROC/WEB: InvalidImageName',
+          crashTimestamp: T0_S,
+        }),
+      ],
     ],
     [
       'a root image refused by runAsNonRoot',
@@ -203,76 +180,64 @@ describe('crashReportsFor', () => {
         state: waiting('CreateContainerConfigError', 'container has runAsNonRoot and image will run as root'),
       }),
       NONE_REPORTED,
-      {
-        reports: [
-          report(0, {
-            exitStatus: 0,
-            exitDescription:
-              'APP/PROC/WEB: CreateContainerConfigError: container has runAsNonRoot and image will run as root',
-            crashTimestamp: T0_S,
-          }),
-        ],
-        reportedUpTo: 0,
-      },
+      [
+        report(0, {
+          exitStatus: 0,
+          exitDescription:
+            'APP/PROC/WEB: CreateContainerConfigError: container has runAsNonRoot and image will run as root',
+          crashTimestamp: T0_S,
+        }),
+      ],
     ],
-    [
-      'still creating: not a crash',
-      pod({ state: waiting('ContainerCreating') }),
-      NONE_REPORTED,
-      { reports: [], reportedUpTo: -1 },
-    ],
+    ['still creating: not a crash', pod({ state: waiting('ContainerCreating') }), NONE_REPORTED, []],
     [
       'a worker process: its own log source',
       pod({ restartCount: 1, state: running, lastState: exit(3, 'Error') }, undefined, {
         'cloudfoundry.org/process_type': 'worker',
       }),
       NONE_REPORTED,
-      {
-        reports: [report(1, { exitStatus: 3, exitDescription: 'APP/PROC/WORKER: Exited with status 3' })],
-        reportedUpTo: 1,
-      },
+      [report(1, { exitStatus: 3, exitDescription: 'APP/PROC/WORKER: Exited with status 3' })],
     ],
     [
       "no process type label: Diego's words without the source",
       pod({ restartCount: 1, state: running, lastState: exit(1, 'Error') }, undefined, {}),
       NONE_REPORTED,
-      { reports: [report(1, { exitDescription: 'Exited with status 1' })], reportedUpTo: 1 },
+      [report(1, { exitDescription: 'Exited with status 1' })],
     ],
     [
       'a termination message of many lines: one line, the whole of it',
       pod({ restartCount: 1, state: running, lastState: exit(1, 'Error', 'boom\n  at main.js:3\n') }),
       NONE_REPORTED,
-      {
-        reports: [report(1, { exitDescription: 'APP/PROC/WEB: Exited with status 1: boom at main.js:3' })],
-        reportedUpTo: 1,
-      },
+      [report(1, { exitDescription: 'APP/PROC/WEB: Exited with status 1: boom at main.js:3' })],
     ],
     [
       'restarts after a reported pull failure',
       pod({ restartCount: 2, state: running, lastState: exit(1, 'Error') }),
       0,
-      { reports: reports(1, 2, {}), reportedUpTo: 2 },
+      reports(1, 2, {}),
     ],
   ])('%s', (_what, p, already, expected) => {
     expect(crashReportsFor(p, PROCESS_GUID, 2, already)).toEqual(expected);
+    expect(hasUnreportedCrashes(p, already)).toBe(expected.length > 0);
   });
 
   it(`keeps a 4 KiB termination message within Diego's ${DIEGO_REASON_MAX} characters`, () => {
     const message = 'é'.repeat(4096);
     const p = pod({ restartCount: 1, state: running, lastState: exit(1, 'Error', message) });
-    const [r] = crashReportsFor(p, PROCESS_GUID, 0, NONE_REPORTED).reports;
+    const [r] = crashReportsFor(p, PROCESS_GUID, 0, NONE_REPORTED);
     expect(r?.exitDescription).toHaveLength(DIEGO_REASON_MAX);
     expect(r?.exitDescription).toMatch(/^APP\/PROC\/WEB: Exited with status 1: é+…$/);
   });
 
-  it('reports each crash once when the caller keeps the marker', () => {
+  it('reports each crash once when the marker is raised to each report sent', () => {
     let marker = NONE_REPORTED;
     const seen: number[] = [];
     for (const restartCount of [0, 1, 1, 3, 3, 4]) {
       const p = pod({ restartCount, state: waiting('CrashLoopBackOff'), lastState: exit(1, 'Error') });
-      const { reports: r, reportedUpTo } = crashReportsFor(p, PROCESS_GUID, 0, marker);
-      seen.push(...r.map((x) => x.crashCount));
-      marker = reportedUpTo;
+      for (const r of crashReportsFor(p, PROCESS_GUID, 0, marker)) {
+        seen.push(r.crashCount);
+        marker = Math.max(marker, r.crashCount);
+      }
     }
     expect(seen).toEqual([1, 2, 3, 4]);
   });

@@ -7,9 +7,9 @@
  * 0 for a container that never started (e.g. its image cannot be pulled), which is reported once, before
  * any restart. The marker dies with the pod, as the restart count does, so nothing needs cleaning up.
  *
- * The caller reads the marker with reportedCrashesOf, sends the reports, then stores `reportedUpTo` when it
- * differs. Storing it only after CC took the reports means a crash is reported twice at worst (a failed
- * annotation write), never lost.
+ * The caller reads the marker with reportedCrashesOf, sends each report, then raises the marker to that
+ * report's crash_count. Raising it only after CC took the report means a crash is reported twice at worst
+ * (a failed annotation write), never lost.
  */
 import type { CrashReport } from '@opi/domain';
 import { latestTermination } from './container-status.js';
@@ -36,13 +36,6 @@ export const MAX_CRASH_REPORTS = 10;
 const NEVER_STARTED: ReadonlySet<string> = new Set(
   [...CRASH_WAITING_REASONS].filter((reason) => reason !== 'CrashLoopBackOff'),
 );
-
-export interface CrashReports {
-  /** Oldest first. */
-  reports: CrashReport[];
-  /** The new marker for CRASHES_REPORTED_ANNOTATION: the highest crash_count reported, never lower than before. */
-  reportedUpTo: number;
-}
 
 /** The pod's marker: the highest crash_count reported, NONE_REPORTED when absent or not a count. */
 export function reportedCrashesOf(pod: Pod): number {
@@ -92,50 +85,70 @@ function restartDetails(pod: Pod, status: ContainerStatus, processGuid: string, 
   };
 }
 
+/** The crash counts due after the marker (`first` to `last`; 0 to 0 for a container that never started). */
+interface DueCrashes {
+  status: ContainerStatus;
+  first: number;
+  last: number;
+}
+
+function dueCrashes(pod: Pod, alreadyReported: number): DueCrashes | undefined {
+  const status = appStatus(pod);
+  if (!status) return undefined;
+  const restarts = status.restartCount;
+  if (restarts > 0) {
+    const first = Math.max(alreadyReported + 1, 1, restarts - MAX_CRASH_REPORTS + 1);
+    return first > restarts ? undefined : { status, first, last: restarts };
+  }
+  const reason = status.state?.waiting?.reason;
+  return alreadyReported < 0 && reason && NEVER_STARTED.has(reason)
+    ? { status, first: 0, last: 0 }
+    : undefined;
+}
+
+/** Whether crashReportsFor would report anything, without building the reports. */
+export function hasUnreportedCrashes(pod: Pod, alreadyReported = reportedCrashesOf(pod)): boolean {
+  return dueCrashes(pod, alreadyReported) !== undefined;
+}
+
 /**
  * The crashes of the pod's app container not yet reported (`alreadyReported` is the pod's marker, see
- * reportedCrashesOf): one report per restart after the marker, crash_count being the restart number, each
- * with the latest termination's details (the kubelet keeps no older ones); or, for a container that never
- * started (ErrImagePull, ImagePullBackOff, InvalidImageName, and CreateContainerConfigError, which is how a
- * root image refused by runAsNonRoot shows), a single report with crash_count 0 while nothing was reported.
+ * reportedCrashesOf), oldest first: one report per restart after the marker, crash_count being the restart
+ * number, each with the latest termination's details (the kubelet keeps no older ones); or, for a
+ * container that never started (ErrImagePull, ImagePullBackOff, InvalidImageName, and
+ * CreateContainerConfigError, which is how a root image refused by runAsNonRoot shows), a single report
+ * with crash_count 0 while nothing was reported.
  */
 export function crashReportsFor(
   pod: Pod,
   processGuid: string,
   index: number,
   alreadyReported: number,
-): CrashReports {
-  const unchanged: CrashReports = { reports: [], reportedUpTo: alreadyReported };
-  const status = appStatus(pod);
-  if (!status) return unchanged;
-
-  const restarts = status.restartCount;
-  if (restarts > 0) {
-    const first = Math.max(alreadyReported + 1, 1, restarts - MAX_CRASH_REPORTS + 1);
-    if (first > restarts) return unchanged;
-    const details = restartDetails(pod, status, processGuid, index);
-    const reports = Array.from({ length: restarts - first + 1 }, (_, i) => ({
-      ...details,
-      crashCount: first + i,
-    }));
-    return { reports, reportedUpTo: restarts };
+): CrashReport[] {
+  const due = dueCrashes(pod, alreadyReported);
+  if (!due) return [];
+  const { status, first, last } = due;
+  if (last === 0) {
+    const waiting = status.state?.waiting;
+    return [
+      {
+        processGuid,
+        instance: pod.metadata.name,
+        index,
+        reason: CRASH_REASON,
+        exitStatus: 0,
+        exitDescription: describeCondition(
+          processSource(pod),
+          waiting?.reason ?? 'crashed',
+          waiting?.message,
+        ),
+        crashCount: 0,
+        crashTimestamp: podStartSeconds(pod),
+      },
+    ];
   }
-
-  const waiting = status.state?.waiting;
-  if (alreadyReported < 0 && waiting?.reason && NEVER_STARTED.has(waiting.reason)) {
-    const report: CrashReport = {
-      processGuid,
-      instance: pod.metadata.name,
-      index,
-      reason: CRASH_REASON,
-      exitStatus: 0,
-      exitDescription: describeCondition(processSource(pod), waiting.reason, waiting.message),
-      crashCount: 0,
-      crashTimestamp: podStartSeconds(pod),
-    };
-    return { reports: [report], reportedUpTo: 0 };
-  }
-  return unchanged;
+  const details = restartDetails(pod, status, processGuid, index);
+  return Array.from({ length: last - first + 1 }, (_, i) => ({ ...details, crashCount: first + i }));
 }
 
 /**

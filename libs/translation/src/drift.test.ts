@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { rolloutHeldUp, workloadDrift } from './drift.js';
-import type { AppPodSummary, WorkloadSummary } from './sync-summaries.js';
+import type { AppPodSummary, WorkloadSummary } from './watch-summaries.js';
 
 const workload = (over: Partial<WorkloadSummary> = {}): WorkloadSummary => ({
   kind: 'deployment',

@@ -9,7 +9,7 @@
  * same stamp again): either way one more converge puts the record's spec back, and for our repair that
  * write changes nothing, so no event follows and the rounds end.
  */
-import type { AppPodSummary, WorkloadSummary } from './sync-summaries.js';
+import type { AppPodSummary, WorkloadSummary } from './watch-summaries.js';
 
 export type WorkloadDrift =
   /** Gone from the watch (deleted, or its labels edited away) while it was held. */

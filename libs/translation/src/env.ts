@@ -15,7 +15,7 @@ export interface InstanceEnvOptions {
   /**
    * CF_INSTANCE_INDEX and INSTANCE_INDEX from the pod's ordinal, INSTANCE_GUID from its uid: only a
    * StatefulSet's pods have an ordinal. A Deployment's index is assigned by the service from the live pods
-   * (see assignIndexes) and is not known to the container.
+   * (see assignIndexMap) and is not known to the container.
    */
   index: boolean;
 }

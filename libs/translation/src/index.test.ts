@@ -20,7 +20,7 @@ describe('@opi/translation', () => {
       'lrpToStatefulSet',
       'rolloutStep',
       'podToInstance',
-      'assignIndexes',
+      'assignIndexMap',
       'taskJobName',
       'taskToJob',
       'taskRegistrySecret',

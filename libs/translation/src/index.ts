@@ -23,7 +23,7 @@ export * from './staging-job.js';
 export * from './job-outcome.js';
 export * from './crashes.js';
 export * from './slim.js';
-export * from './sync-summaries.js';
+export * from './watch-summaries.js';
 export * from './refusal.js';
 export * from './drift.js';
 export * from './pods-refused.js';

@@ -1,10 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import type { PodIdentity } from './indexes.js';
-import { assignIndexes } from './indexes.js';
+import { assignIndexMap } from './indexes.js';
 
+/** assignIndexMap over plain objects, for readable tables. */
+const assignIndexes = (previous: Record<string, number>, pods: PodIdentity[]): Record<string, number> =>
+  Object.fromEntries(assignIndexMap(new Map(Object.entries(previous)), pods));
 const at = (name: string, second: number): PodIdentity => ({ name, createdS: 1_704_067_200 + second });
 
-describe('assignIndexes', () => {
+describe('assignIndexMap', () => {
   it.each<[string, Record<string, number>, PodIdentity[], Record<string, number>]>([
     ['no pods', {}, [], {}],
     ['first pods by creation time', {}, [at('c', 3), at('a', 1), at('b', 2)], { a: 0, b: 1, c: 2 }],

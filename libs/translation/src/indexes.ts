@@ -25,22 +25,12 @@ function byCreation(a: PodIdentity, b: PodIdentity): number {
  * - new pods, oldest first (then by name), take the lowest free indexes;
  * - a pod that is gone frees its index for the next new pod, as a replaced Diego instance keeps its index.
  * `previous` is the last result; entries for gone pods, invalid or duplicate indexes are dropped (a
- * duplicate goes to the older pod). The result depends only on the arguments.
+ * duplicate goes to the older pod). The result depends only on the arguments. Maps, not objects keyed by
+ * pod names: at 100,000 apps those give V8 a hidden class per app (a quarter of the worker's heap).
  *
  * Which pods a scale-down removes is the ReplicaSet controller's choice, so indexes can be left with
- * gaps (e.g. 1 and 2 of 2 instances) until those pods are replaced; the API shows such pods at the free
- * lower indexes (apps/api/src/routes/instances-view.ts), where it knows the desired count.
- */
-export function assignIndexes(
-  previous: Readonly<Record<string, number>>,
-  pods: readonly PodIdentity[],
-): Record<string, number> {
-  return Object.fromEntries(assignIndexMap(new Map(Object.entries(previous)), pods));
-}
-
-/**
- * assignIndexes over Maps, for the sync: at 100,000 apps an object keyed by pod names per app gives V8 a
- * hidden class per app (each has its own keys), which was a quarter of the worker's heap.
+ * gaps (e.g. 1 and 2 of 2 instances) until those pods are replaced; `/instances` shows such pods at the
+ * free lower indexes, where the desired count is known (presentInstances in libs/state).
  */
 export function assignIndexMap(
   previous: ReadonlyMap<string, number>,

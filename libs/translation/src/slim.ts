@@ -1,7 +1,7 @@
 /**
- * A pod as the sync keeps it when it must keep the pod itself (Job pods, app pods with crashes to
- * report; see sync-summaries.ts): a full pod (env, probes, volumes, managedFields) is kilobytes. Only the
- * fields the sync and the functions it calls read (instance state, crash reports, Job outcomes) stay, and
+ * A pod as the watch's cache keeps it when it must keep the pod itself (Job pods, app pods with crashes to
+ * report; see watch-summaries.ts): a full pod (env, probes, volumes, managedFields) is kilobytes. Only the
+ * fields the cache and the functions it calls read (instance state, crash reports, Job outcomes) stay, and
  * the tests pin that they answer the same.
  */
 import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
@@ -14,7 +14,7 @@ import {
   LABEL_VERSION,
 } from './labels.js';
 
-/** The labels the sync reads off a pod: its LRP, its kind, its Job, its process type (crash reports). */
+/** The labels the cache reads off a pod: its LRP, its kind, its Job, its process type (crash reports). */
 const POD_LABELS = [
   LABEL_GUID,
   LABEL_VERSION,
@@ -68,7 +68,7 @@ function identityOf(m: ObjectMeta): ObjectMeta {
 }
 
 /**
- * A pod's identity, the labels and the crash marker the sync reads, and its status (scheduling condition,
+ * A pod's identity, the labels and the crash marker the cache reads, and its status (scheduling condition,
  * container states); of its spec only the node and the containers' names.
  */
 export function slimPod<T extends Pod>(pod: T): T {

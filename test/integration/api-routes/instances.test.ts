@@ -25,7 +25,7 @@ describe('GET /apps/:guid/:version/instances', () => {
   });
 
   it('lists every index as UNCLAIMED with since 0 before any sync', async () => {
-    await env.redis.del(env.store.keys.syncMeta, env.store.keys.instances);
+    await env.redis.del(env.store.keys.cacheMeta, env.store.keys.instances);
     const lrp = newLrp();
     await desire(lrp, { instances: 3 });
     const res = await request(env.app).get(`/apps/${lrp.guid}/${lrp.version}/instances`);

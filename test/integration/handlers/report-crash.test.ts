@@ -65,7 +65,6 @@ function payload(uid: string, exitStatus: number): JobPayload<'reportCrash'> {
     crashTimestamp: Date.parse(at(70)) / 1000,
     podNamespace: NS,
     podUid: uid,
-    reportedUpTo: 1,
   };
 }
 

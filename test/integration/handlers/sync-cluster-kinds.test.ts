@@ -3,7 +3,8 @@
  * cluster: converges for workloads missing or behind, records Redis lost rebuilt from the workloads,
  * stopped LRPs kept in GET /apps until their workload is gone, and twins of one LRP.
  */
-import { ANNOTATION_GENERATION, WORKLOAD_KINDS, registrySecretName, workloadName } from '@opi/translation';
+import { WORKLOAD_KINDS } from '@opi/domain';
+import { ANNOTATION_GENERATION, registrySecretName, workloadName } from '@opi/translation';
 import { convergeLrp } from '../../../apps/worker/src/index.js';
 import { OTHER_KIND, workloadVerbs } from '../../../apps/worker/src/handlers/workload-verbs.js';
 import {

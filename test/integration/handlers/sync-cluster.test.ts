@@ -57,7 +57,7 @@ describe('sync-cluster', () => {
     ]);
     expect(await cachedIndexes(e.store, lrp.processGuid)).toEqual({ 'web-c': 0, 'web-a': 1, 'web-b': 2 });
     expect(await cachedIndexes(e.store, other.processGuid)).toEqual({ 'other-a': 0 });
-    expect(await e.store.syncMeta()).toMatchObject({ deployments: 2, pods: 4 });
+    expect(await e.store.cacheMeta()).toMatchObject({ deployments: 2, pods: 4 });
 
     // Again: every pod keeps its index.
     await syncWatched(e, SYNC_LOCK_TTL_MS);

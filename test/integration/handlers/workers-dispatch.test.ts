@@ -190,7 +190,6 @@ describe('workers: a report CC never takes', () => {
       ...ccCrashReport(pg, { crashTimestamp: 1_764_000_000 }),
       podNamespace: 'cf-workloads',
       podUid: 'uid-window',
-      reportedUpTo: 0,
     };
     await e.producer.reportCrash(crash);
     const id = jobId('crash', crash.podUid, crash.crashCount);

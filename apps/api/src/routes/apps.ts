@@ -3,7 +3,6 @@
  * store call (the converge inbox: docs/decisions/0004-converge-inbox.md); reads come from Redis only,
  * never from the cluster.
  */
-import { presentInstances } from './instances-view.js';
 import { type IRouter, Router, type Request, type Response } from 'express';
 import {
   type DesireDefaults,
@@ -11,6 +10,7 @@ import {
   desireLrpSchema,
   describeIssues,
   guidParam,
+  instancesBody,
   indexParam,
   parseDesireFast,
   routesOf,
@@ -21,7 +21,7 @@ import {
 } from '@opi/contract';
 import { NotFoundError, ValidationError, processGuidOf } from '@opi/domain';
 import { type JobProducer, QUEUE_NAMES } from '@opi/queue';
-import type { StateStore } from '@opi/state';
+import { type StateStore, presentInstances } from '@opi/state';
 import { type QueueGuard, backPressure } from '../limits.js';
 import { parseBody } from '../parse.js';
 import { logFacts } from '../request-log.js';
@@ -171,17 +171,7 @@ export function appRoutes(
       refusal?.message,
       cached?.unplaced,
     );
-    // Built by hand: `since` is nanoseconds, beyond a JSON number's safe integer range in JavaScript.
-    const items = rows.map(
-      (i) =>
-        `{"index":${i.index},"since":${/^\d+$/.test(i.sinceNs) ? i.sinceNs : '0'},"state":${JSON.stringify(i.state)}${
-          i.placementError ? `,"placement_error":${JSON.stringify(i.placementError)}` : ''
-        }}`,
-    );
-    res
-      .status(200)
-      .type('application/json')
-      .send(`{"process_guid":${JSON.stringify(processGuid)},"instances":[${items.join(',')}]}`);
+    res.status(200).type('application/json').send(instancesBody(processGuid, rows));
   });
 
   return r;

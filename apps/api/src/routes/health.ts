@@ -1,6 +1,6 @@
 /**
  * Operator endpoints of the API: /healthz (the process answers), /readyz (it can serve CC: Redis answers
- * and the sync's cache is fresh) and /metrics (Prometheus). They take no CC credentials, so they are
+ * and the watch's cache is fresh) and /metrics (Prometheus). They take no CC credentials, so they are
  * mounted before the body parser and CC's routes, or on the admin port.
  */
 import { Router } from 'express';
@@ -8,7 +8,7 @@ import type { Logger } from '@opi/logging';
 import {
   type OpiMetrics,
   type Pingable,
-  type SyncMetaSource,
+  type CacheMetaSource,
   checkCacheFresh,
   MAX_CACHE_AGE_MS,
   pingRedis,
@@ -22,12 +22,12 @@ export function isProbe(url: string | undefined): boolean {
   return PROBE_PATHS.includes((url ?? '').split('?')[0] ?? '');
 }
 
-/** How long /readyz waits for Redis (PING, and the sync's facts). */
+/** How long /readyz waits for Redis (PING, and the cache's facts). */
 export const READY_REDIS_TIMEOUT_MS = 1000;
 
 export interface HealthDeps {
   redis: Pingable;
-  store: SyncMetaSource & { clusterProblem(): Promise<string | undefined> };
+  store: CacheMetaSource & { clusterProblem(): Promise<string | undefined> };
   /** Readiness changes are logged here (the probes themselves are not). */
   logger?: Logger;
 }

@@ -34,7 +34,6 @@ import {
   slimJob,
   summarizeWorkload,
   summarizeManagedPod,
-  type WorkloadKind,
   STATEFULSET_REFUSAL_EVENTS,
   STATEFULSET_REFUSAL_WINDOW_MS,
   type StatefulSetRefusal,
@@ -45,7 +44,7 @@ import {
   type RouteSource,
   sameRouteSource,
 } from '@opi/translation';
-import { shownIndexes } from '@opi/domain';
+import { type WorkloadKind, shownIndexes } from '@opi/domain';
 import {
   type HeldVersion,
   KubeApiError,

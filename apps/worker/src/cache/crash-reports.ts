@@ -23,13 +23,11 @@ export async function enqueueCrashReports(
   for (const [i, { unreported: pod, processGuid }] of run.entries()) {
     if (!pod) continue;
     const index = shown[i] ?? 0;
-    const { reports, reportedUpTo } = crashReportsFor(pod, processGuid, index, reportedCrashesOf(pod));
-    for (const r of reports) {
+    for (const r of crashReportsFor(pod, processGuid, index, reportedCrashesOf(pod))) {
       await producer.reportCrash({
         ...r,
         podNamespace: pod.metadata.namespace ?? '',
         podUid: pod.metadata.uid ?? '',
-        reportedUpTo,
       });
       n++;
     }

@@ -6,7 +6,7 @@
  * on the record it reads now. A StatefulSet it replaced gets its rollout watched (settle-rollout.ts).
  */
 import { ConflictError, type KubernetesPort, type Stored, createOrGet } from '@opi/kube';
-import type { DesiredLrp, LrpRecord } from '@opi/domain';
+import type { DesiredLrp, LrpRecord, WorkloadKind } from '@opi/domain';
 import {
   ANNOTATION_GENERATION,
   lrpSelectorString,
@@ -16,7 +16,6 @@ import {
   registrySecret,
   registrySecretName,
   workloadName,
-  type WorkloadKind,
 } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
 import type { Converged, NoRecord, Stopped } from './outcome.js';

@@ -25,7 +25,7 @@ export async function reportCrash(
   const pod = await deps.kube.getPod(p.podNamespace, p.instance);
   if (pod && pod.metadata.uid === p.podUid && reportedCrashesOf(pod) >= p.crashCount)
     return { kind: 'skipped', why: 'already reported' };
-  const { podNamespace: _ns, podUid: _uid, reportedUpTo: _upTo, ...report } = p;
+  const { podNamespace: _ns, podUid: _uid, ...report } = p;
   const probeWords = pod?.metadata.uid === p.podUid ? await probeKillWords(deps, pod) : undefined;
   const result = await postToCc(
     deps,

@@ -3,7 +3,7 @@
  * it into the job's result, the line operators read on the dashboard and in the "job done" log.
  */
 import type { DeleteResult } from '@opi/kube';
-import type { WorkloadKind } from '@opi/translation';
+import type { WorkloadKind } from '@opi/domain';
 import type { SyncReport } from './sync-cluster.js';
 
 /** The record the job is about is gone (stopped and confirmed, expired, or lost with Redis). */

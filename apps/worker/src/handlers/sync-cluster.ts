@@ -14,9 +14,9 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { schedulingInfoJson } from '@opi/contract';
-import type { RecordSummary } from '@opi/state';
-import { type WorkloadKind, type WorkloadSummary, lrpFromWorkload, omittedFields } from '@opi/translation';
+import { schedulingInfoOfStopped } from '@opi/state';
+import type { WorkloadKind } from '@opi/domain';
+import { type WorkloadSummary, lrpFromWorkload, omittedFields } from '@opi/translation';
 import type { ClusterView } from '../cache/cluster-view.js';
 import type { HandlerDeps } from '../deps.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
@@ -176,9 +176,4 @@ async function keepOlder(
     'an LRP had a workload of each kind: the newer deleted',
   );
   return keep.s;
-}
-
-/** A stopped LRP whose Deployment still exists stays in GET /apps, so CC sees it until it is gone. */
-function schedulingInfoOfStopped(rec: Extract<RecordSummary, { state: 'stopped' }>): string {
-  return schedulingInfoJson(rec.processGuid, rec.guid, rec.version, rec.annotation ?? '');
 }

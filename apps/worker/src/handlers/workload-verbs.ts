@@ -1,13 +1,7 @@
 /** One kind's verbs, so the converge and the sync read and write the same whichever kind an LRP runs as. */
-import type { DesiredLrp } from '@opi/domain';
+import type { DesiredLrp, WorkloadKind } from '@opi/domain';
 import type { KubernetesPort, Stored } from '@opi/kube';
-import {
-  type Deployment,
-  type StatefulSet,
-  type WorkloadKind,
-  lrpToDeployment,
-  lrpToStatefulSet,
-} from '@opi/translation';
+import { type Deployment, type StatefulSet, lrpToDeployment, lrpToStatefulSet } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
 
 export type Workload = Deployment | StatefulSet;

@@ -1,6 +1,7 @@
 /**
- * Certificates made by openssl for the mutual-TLS tests (a CA, a server certificate for 127.0.0.1, client
- * certificates of that CA, one of another CA and an expired one), and an HTTPS request presenting them.
+ * Certificates made by openssl for every mutual-TLS test, the API's and the callbacks' (a CA, a server
+ * certificate for 127.0.0.1, client certificates of that CA, one of another CA and an expired one), and an
+ * HTTPS request presenting them.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,21 @@ export interface Pki {
   read(name: string): Buffer;
 }
 
-/** A CA, a server certificate for 127.0.0.1, a client certificate of that CA and one of another CA. */
+/** Whether openssl is on the PATH (the tests that need certificates are skipped without it). */
+export function haveOpenssl(): boolean {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A CA (`ca`) and its server certificate for 127.0.0.1 (`server`); client certificates of it: CC's
+ * (`cloud-controller`, `cloud-controller-2`), the workers' towards CC (`opi-worker`), an expired one
+ * (`expired`); and one of another CA (`other-ca`): `intruder`.
+ */
 export function makePki(): Pki {
   const dir = mkdtempSync(join(tmpdir(), 'opi-mtls-'));
   const file = (n: string): string => join(dir, n);
@@ -66,6 +81,7 @@ export function makePki(): Pki {
   sign('server', 'ca', 'server.ext');
   sign('cloud-controller', 'ca', 'client.ext');
   sign('cloud-controller-2', 'ca', 'client.ext');
+  sign('opi-worker', 'ca', 'client.ext');
   sign('intruder', 'other-ca', 'client.ext');
   // Signed by the right CA, but its notAfter is a day before its notBefore: expired from the start.
   sign('expired', 'ca', 'client.ext', '-1');

@@ -13,7 +13,7 @@ import {
 } from '@opi/callbacks';
 import { eventually } from '../../support/eventually.js';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
-import { type Pki, haveOpenssl, makePki } from './callback-pki.js';
+import { type Pki, haveOpenssl, makePki } from '../../support/pki.js';
 import { guid, taskCompletion, taskUrl, thrown } from './calls.js';
 
 const openssl = haveOpenssl();
@@ -35,7 +35,7 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
       tls: {
         cert: readFileSync(pki.file('server.crt')),
         key: readFileSync(pki.file('server.key')),
-        ca: readFileSync(pki.file('test-ca.crt')),
+        ca: readFileSync(pki.file('ca.crt')),
       },
     });
   });
@@ -50,9 +50,9 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
 
   it('delivers with the client certificate, which CC sees', async () => {
     const client = clientWith({
-      caFile: pki.file('test-ca.crt'),
-      certFile: pki.file('client.crt'),
-      keyFile: pki.file('client.key'),
+      caFile: pki.file('ca.crt'),
+      certFile: pki.file('opi-worker.crt'),
+      keyFile: pki.file('opi-worker.key'),
     });
     const g = guid();
     await expect(
@@ -64,19 +64,19 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
     expect(cc.calls).toHaveLength(1);
     expect(cc.calls[0]).toMatchObject({
       clientCert: true,
-      clientCertSubject: 'opi-test-client',
+      clientCertSubject: 'opi-worker',
       body: { task_guid: g },
     });
   });
 
   it.each<[string, () => Parameters<typeof loadTls>[0]]>([
-    ['no client certificate', () => ({ caFile: pki.file('test-ca.crt') })],
+    ['no client certificate', () => ({ caFile: pki.file('ca.crt') })],
     [
       'a client certificate from another CA',
       () => ({
-        caFile: pki.file('test-ca.crt'),
-        certFile: pki.file('rogue-client.crt'),
-        keyFile: pki.file('rogue-client.key'),
+        caFile: pki.file('ca.crt'),
+        certFile: pki.file('intruder.crt'),
+        keyFile: pki.file('intruder.key'),
       }),
     ],
   ])('a client with %s is refused in the handshake: unavailable', async (_name, tls) => {
@@ -89,7 +89,7 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
   });
 
   it("a client that does not trust CC's CA is unavailable, naming the verification failure", async () => {
-    const client = clientWith({ certFile: pki.file('client.crt'), keyFile: pki.file('client.key') });
+    const client = clientWith({ certFile: pki.file('opi-worker.crt'), keyFile: pki.file('opi-worker.key') });
     const e = await thrown(client.postJson(...taskCompletion(cc.url)));
     expect(e).toBeInstanceOf(CallbackUnavailableError);
     expect((e as CallbackUnavailableError).code).toMatch(/UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER/);
@@ -99,8 +99,8 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
   it('insecureSkipVerify still presents the client certificate', async () => {
     const client = clientWith({
       insecureSkipVerify: true,
-      certFile: pki.file('client.crt'),
-      keyFile: pki.file('client.key'),
+      certFile: pki.file('opi-worker.crt'),
+      keyFile: pki.file('opi-worker.key'),
     });
     await expect(client.postJson(...taskCompletion(cc.url))).resolves.toMatchObject({ kind: 'delivered' });
     expect(cc.calls[0]).toMatchObject({ clientCert: true });
@@ -108,9 +108,9 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
 
   it('CC down and up again over TLS: unavailable, then delivered', async () => {
     const client = clientWith({
-      caFile: pki.file('test-ca.crt'),
-      certFile: pki.file('client.crt'),
-      keyFile: pki.file('client.key'),
+      caFile: pki.file('ca.crt'),
+      certFile: pki.file('opi-worker.crt'),
+      keyFile: pki.file('opi-worker.key'),
     });
     const [url, body] = taskCompletion(cc.url);
     await expect(client.postJson(url, body)).resolves.toMatchObject({ kind: 'delivered' });
@@ -124,8 +124,8 @@ if (!openssl) console.warn('openssl not found: skipping the mutual TLS callback 
   });
 
   it('loadTls refuses a certificate with the wrong key, naming the files', () => {
-    const load = () => loadTls({ certFile: pki.file('client.crt'), keyFile: pki.file('server.key') });
+    const load = () => loadTls({ certFile: pki.file('opi-worker.crt'), keyFile: pki.file('server.key') });
     expect(load).toThrow(CallbackTlsError);
-    expect(load).toThrow(/client\.crt.*server\.key.* are not usable/);
+    expect(load).toThrow(/opi-worker\.crt.*server\.key.* are not usable/);
   });
 });

@@ -1,5 +1,6 @@
 // The architecture's import rules, checked by `npm run lint`: only libs/kube talks to client-node (tests and
-// the bench excepted), no lib imports an app, and no workspace imports one that imports it back.
+// the bench excepted), no lib imports an app, no workspace imports one that imports it back, and the
+// simulated cluster imports nothing of the service (it is the oracle the service is tested against).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,6 +92,14 @@ const NO_APPS = {
   paths: APPS.map((name) => ({ name, message: 'A lib may not import an app.' })),
   patterns: [{ group: ['**/apps/*/src/**', '**/apps/*/dist/**'], message: 'A lib may not import an app.' }],
 };
+const SIMULATOR_ALONE = {
+  patterns: [
+    {
+      group: ['@opi/*', '!@opi/kube-sim'],
+      message: 'libs/kube-sim models Kubernetes on its own: it may not import the service it tests.',
+    },
+  ],
+};
 const SOURCES = ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts'];
 const TESTS = ['**/*.test.ts'];
 
@@ -114,5 +123,18 @@ export const boundaries = [
     files: ['libs/kube/src/**/*.ts'],
     ignores: TESTS,
     rules: { 'no-restricted-imports': ['error', NO_APPS] },
+  },
+  {
+    files: ['libs/kube-sim/src/**/*.ts'],
+    ignores: TESTS,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [CLIENT_NODE, ...NO_APPS.paths],
+          patterns: [...NO_APPS.patterns, ...SIMULATOR_ALONE.patterns],
+        },
+      ],
+    },
   },
 ];

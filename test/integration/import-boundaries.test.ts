@@ -45,6 +45,18 @@ describe('import boundaries', () => {
     });
   }, 120_000);
 
+  it('the simulated cluster importing any of the service fails the lint', async () => {
+    const found = await lintAs(
+      'libs/kube-sim/src/random.ts',
+      "import { processGuidOf } from '@opi/domain';\nexport const probe = processGuidOf;",
+    );
+    expect(found).toContainEqual({
+      rule: 'no-restricted-imports',
+      message: expect.stringContaining('libs/kube-sim models Kubernetes on its own'),
+    });
+    expect(await lintAs('libs/kube-sim/src/random.ts', '')).toEqual([]);
+  }, 120_000);
+
   it('the adapter may import client-node, and the tree as it is passes', async () => {
     expect(await lintAs('libs/kube/src/kubeconfig.ts', '')).toEqual([]);
     expect(await lintAs('libs/state/src/keys.ts', '')).toEqual([]);

@@ -3,7 +3,7 @@
 #   docker build -t opi-server .
 #   docker run -e REDIS_URL=redis://redis:6379 -e OPI_API_TOKENS=... -p 8080:8080 opi-server
 #   docker run -e REDIS_URL=... -e KUBECONFIG=/kube/config -v ~/.kube:/kube:ro opi-server node apps/worker/dist/main.js
-# See docs/deploy.md. test/integration/deploy-artifacts.test.ts checks this file (no engine is needed).
+# See docs/deploy.md. test/integration/deploy-artifacts/dockerfile.test.ts checks this file (no engine is needed).
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 

@@ -18,15 +18,15 @@ let pods = 0;
 let jobs = 0;
 const started = performance.now();
 await Promise.all([
-  kube.listDeployments(namespace, APP_SELECTOR, 500, () => {
+  kube.deployments.list(namespace, APP_SELECTOR, 500, () => {
     deployments++;
     return undefined;
   }),
-  kube.listPods(namespace, MANAGED_SELECTOR, 500, () => {
+  kube.pods.list(namespace, MANAGED_SELECTOR, 500, () => {
     pods++;
     return undefined;
   }),
-  kube.listJobs(namespace, JOB_SELECTOR, 500, () => {
+  kube.jobs.list(namespace, JOB_SELECTOR, 500, () => {
     jobs++;
     return undefined;
   }),

@@ -36,7 +36,7 @@ export class BareWatch {
   static async start(kubeconfigYaml: string, namespace: string): Promise<BareWatch> {
     const kube = new ClientNodeKubernetes(loadKubeConfig({ kubeconfigYaml }));
     // The collection's current version from a list that matches nothing: the watch starts from now.
-    const { resourceVersion } = await kube.listPods(namespace, 'bench-matches=nothing');
+    const { resourceVersion } = await kube.pods.list(namespace, 'bench-matches=nothing');
     const w = new BareWatch(kube, namespace);
     w.open('pods', resourceVersion);
     w.open('jobs', resourceVersion);

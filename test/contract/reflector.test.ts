@@ -95,10 +95,10 @@ function job(name: string, labels: Record<string, string>): Job {
 /** Annotates a Deployment by replace, re-reading on a conflict (a controller may write it meanwhile). */
 async function touch(name: string): Promise<Stored<Deployment>> {
   for (;;) {
-    const d = await kube.getDeployment(ns, name);
+    const d = await kube.deployments.get(ns, name);
     if (!d) throw new Error(`deployment ${name} is gone`);
     try {
-      return await kube.replaceDeployment(ns, {
+      return await kube.deployments.replace(ns, {
         ...d,
         metadata: { ...d.metadata, annotations: { ...d.metadata.annotations, touched: 'yes' } },
       });
@@ -171,14 +171,15 @@ const isContinue = (u: URL): boolean => u.pathname.endsWith('/deployments') && u
 describe('lists and watches for a reflector', () => {
   it('lists in pages as one snapshot, and a watch from its resourceVersion misses nothing', async () => {
     const sel = 'case=paged';
-    for (let i = 0; i < 5; i++) await kube.createDeployment(ns, deployment(`paged-${i}`, { case: 'paged' }));
+    for (let i = 0; i < 5; i++)
+      await kube.deployments.create(ns, deployment(`paged-${i}`, { case: 'paged' }));
     const hold = proxy.hold(isContinue);
-    const listing = viaProxy.listDeployments(ns, sel, 2);
+    const listing = viaProxy.deployments.list(ns, sel, 2);
     await hold.arrived;
     // Written between the first and the second page.
-    await kube.createDeployment(ns, deployment('paged-5', { case: 'paged' }));
+    await kube.deployments.create(ns, deployment('paged-5', { case: 'paged' }));
     await touch('paged-1');
-    await kube.deleteDeployment(ns, 'paged-2');
+    await kube.deployments.delete(ns, 'paged-2');
     hold.release();
     const list = await listing;
     expect(list.items.map((d) => d.metadata.name)).toEqual([
@@ -207,7 +208,7 @@ describe('lists and watches for a reflector', () => {
     );
     try {
       await eventually(async () => {
-        const now = await kube.listDeployments(ns, sel);
+        const now = await kube.deployments.list(ns, sel);
         const want = new Map(now.items.map((d) => [d.metadata.name, d.metadata.resourceVersion]));
         return JSON.stringify([...want].sort()) === JSON.stringify([...cache].sort());
       }, 'the list plus the watch to equal the cluster');
@@ -224,10 +225,11 @@ describe('lists and watches for a reflector', () => {
 
   it('restarts a list whose continue token expired (410) from its first page', async () => {
     const sel = 'case=expired';
-    for (let i = 0; i < 5; i++) await kube.createDeployment(ns, deployment(`exp-${i}`, { case: 'expired' }));
+    for (let i = 0; i < 5; i++)
+      await kube.deployments.create(ns, deployment(`exp-${i}`, { case: 'expired' }));
     const hold = proxy.hold(isContinue);
     const before = proxiedCalls.length;
-    const listing = viaProxy.listDeployments(ns, sel, 2);
+    const listing = viaProxy.deployments.list(ns, sel, 2);
     const token = (await hold.arrived).searchParams.get('continue') ?? '';
     await compactIfSim();
     // On a real server: until a compaction passed the token's resourceVersion.
@@ -258,10 +260,10 @@ describe('lists and watches for a reflector', () => {
 
   it('resumes a watch from a resourceVersion and replays what it missed (all namespaces, by label)', async () => {
     const label = `resume-${randomBytes(3).toString('hex')}`;
-    const first = await kube.createDeployment(ns, deployment('resume-a', { case: label }));
+    const first = await kube.deployments.create(ns, deployment('resume-a', { case: label }));
     await touch('resume-a');
-    await kube.createDeployment(ns, deployment('resume-b', { case: label }));
-    await kube.deleteDeployment(ns, 'resume-a');
+    await kube.deployments.create(ns, deployment('resume-b', { case: label }));
+    await kube.deployments.delete(ns, 'resume-a');
     const w = record('deployments', undefined, {
       resourceVersion: first.metadata.resourceVersion,
       labelSelector: `case=${label}`,
@@ -288,8 +290,8 @@ describe('lists and watches for a reflector', () => {
 
   it('sends BOOKMARK events with a resourceVersion when asked, before timeoutSeconds ends the stream', async () => {
     // A real 1.20 server sends them every minute and 2 s before the stream's deadline, from the watch cache.
-    await kube.createJob(ns, job('bookmarked', { case: 'bookmark' }));
-    const list = await kube.listJobs(ns, 'case=bookmark');
+    await kube.jobs.create(ns, job('bookmarked', { case: 'bookmark' }));
+    const list = await kube.jobs.list(ns, 'case=bookmark');
     const w = record('jobs', ns, {
       resourceVersion: list.resourceVersion,
       labelSelector: 'case=bookmark',
@@ -303,7 +305,7 @@ describe('lists and watches for a reflector', () => {
   });
 
   it('answers a resourceVersion too old with 410, as an ERROR event or a refused watch', async () => {
-    const old = await kube.createDeployment(ns, deployment('old', { case: 'old' }));
+    const old = await kube.deployments.create(ns, deployment('old', { case: 'old' }));
     await touch('old');
     await compactIfSim();
     const how = await eventually(
@@ -325,7 +327,7 @@ describe('lists and watches for a reflector', () => {
   }, 120_000);
 
   it('ends the stream after timeoutSeconds: done resolves, and the watch is reported once', async () => {
-    const list = await kube.listPods(ns);
+    const list = await kube.pods.list(ns);
     const before = calls.length;
     const started = Date.now();
     const w = record('pods', ns, { resourceVersion: list.resourceVersion, timeoutSeconds: 1 });
@@ -337,7 +339,7 @@ describe('lists and watches for a reflector', () => {
   });
 
   it('aborts a silent stream at the client deadline: done rejects with a transient Timeout', async () => {
-    const list = await kube.listJobs(ns, 'case=silent');
+    const list = await kube.jobs.list(ns, 'case=silent');
     const started = Date.now();
     const w = record('jobs', ns, {
       resourceVersion: list.resourceVersion,
@@ -377,25 +379,25 @@ describe('lists and watches for a reflector', () => {
 describe('leases', () => {
   it('creates, reads and replaces a Lease; a stale resourceVersion is a Conflict', async () => {
     const name = `writer-${randomBytes(3).toString('hex')}`;
-    expect(await kube.getLease(ns, name)).toBeUndefined();
+    expect(await kube.leases.get(ns, name)).toBeUndefined();
     // MicroTime: RFC 3339 with exactly six fractional digits.
     const renewTime = '2026-12-01T10:00:00.123456Z';
     const spec = { holderIdentity: 'worker-1', leaseDurationSeconds: 15, renewTime, leaseTransitions: 0 };
-    const created = await kube.createLease(ns, { metadata: { name }, spec });
+    const created = await kube.leases.create(ns, { metadata: { name }, spec });
     expect(created.spec).toEqual(spec);
-    expect(await kube.getLease(ns, name)).toEqual(created);
-    const err = await kube.createLease(ns, { metadata: { name }, spec }).catch((e: unknown) => e);
+    expect(await kube.leases.get(ns, name)).toEqual(created);
+    const err = await kube.leases.create(ns, { metadata: { name }, spec }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AlreadyExistsError);
-    const taken = await kube.replaceLease(ns, {
+    const taken = await kube.leases.replace(ns, {
       ...created,
       spec: { ...spec, holderIdentity: 'worker-2', leaseTransitions: 1 },
     });
     expect(taken.spec?.holderIdentity).toBe('worker-2');
     // Worker 1 renews from the version it read: too late.
-    const stale = await kube.replaceLease(ns, created).catch((e: unknown) => e);
+    const stale = await kube.leases.replace(ns, created).catch((e: unknown) => e);
     expect(stale).toBeInstanceOf(ConflictError);
     expect(stale).toMatchObject({ status: 409, transient: true });
-    expect((await kube.getLease(ns, name))?.spec?.holderIdentity).toBe('worker-2');
+    expect((await kube.leases.get(ns, name))?.spec?.holderIdentity).toBe('worker-2');
   });
 });
 

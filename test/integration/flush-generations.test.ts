@@ -51,7 +51,7 @@ describe('a Redis flush between two desires of one LRP', () => {
     const second = await store.desire(after);
     expect(second.generation).toBeGreaterThan(first.generation);
     await convergeLrp(deps, after.processGuid);
-    const d = await kube.getDeployment(NS, workloadName(after));
+    const d = await kube.deployments.get(NS, workloadName(after));
     expect(d?.spec?.replicas).toBe(3);
     expect(d?.spec?.template.spec?.containers[0]?.image).toBe('registry.example/app:2');
   });

@@ -53,17 +53,19 @@ class Stallable implements LeasePort {
   private async gate(): Promise<void> {
     if (this.paused) await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
-  readonly getLease: LeasePort['getLease'] = async (namespace, name) => {
-    await this.gate();
-    return this.inner.getLease(namespace, name);
-  };
-  readonly createLease: LeasePort['createLease'] = async (namespace, lease) => {
-    await this.gate();
-    return this.inner.createLease(namespace, lease);
-  };
-  readonly replaceLease: LeasePort['replaceLease'] = async (namespace, lease) => {
-    await this.gate();
-    return this.inner.replaceLease(namespace, lease);
+  readonly leases: LeasePort['leases'] = {
+    get: async (namespace, name) => {
+      await this.gate();
+      return this.inner.leases.get(namespace, name);
+    },
+    create: async (namespace, lease) => {
+      await this.gate();
+      return this.inner.leases.create(namespace, lease);
+    },
+    replace: async (namespace, lease) => {
+      await this.gate();
+      return this.inner.leases.replace(namespace, lease);
+    },
   };
   resume(): void {
     this.paused = false;
@@ -117,7 +119,7 @@ describe('LeaderElector on the simulated cluster', () => {
     for (const c of all) c.elector.start();
     const [first] = await eventually(async () => (leaders().length ? leaders() : undefined), 'a leader');
     const other = all.find((c) => c !== first)!;
-    const lease = await kube.getLease(NS, 'cache-writer-a');
+    const lease = await kube.leases.get(NS, 'cache-writer-a');
     expect(lease?.spec).toMatchObject({
       holderIdentity: first!.elector.identity,
       leaseDurationSeconds: 2,
@@ -135,19 +137,19 @@ describe('LeaderElector on the simulated cluster', () => {
     }
     expect(leaders()[0]).toBe(first);
     expect(other.elector.observedHolder()).toBe(first!.elector.identity);
-    const renewed = await kube.getLease(NS, 'cache-writer-a');
+    const renewed = await kube.leases.get(NS, 'cache-writer-a');
     expect(renewed?.spec?.renewTime).not.toBe(lease?.spec?.renewTime);
     expect(renewed?.spec?.leaseTransitions).toBe(0);
 
     const stopped = Date.now();
     await first!.elector.stop();
-    const released = await kube.getLease(NS, 'cache-writer-a');
+    const released = await kube.leases.get(NS, 'cache-writer-a');
     expect(released?.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
     await eventually(async () => other.elector.isLeader(), 'the other to lead', 5000, 10);
     // Well within a lease duration: it did not wait for the released Lease to expire.
     expect(Date.now() - stopped).toBeLessThan(LEASE_MS);
     expect(other.elector.token).toBe(1);
-    expect((await kube.getLease(NS, 'cache-writer-a'))?.spec).toMatchObject({
+    expect((await kube.leases.get(NS, 'cache-writer-a'))?.spec).toMatchObject({
       holderIdentity: other.elector.identity,
       leaseTransitions: 1,
     });

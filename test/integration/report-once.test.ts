@@ -50,7 +50,7 @@ describe('task reports and records under faults', () => {
       taskGuid: guid,
       completionCallback: `${cc.url}/internal/v4/tasks/${guid}/completed`,
     });
-    await kube.createJob(NS, taskToJob(task, { runAsNonRoot: true }));
+    await kube.jobs.create(NS, taskToJob(task, { runAsNonRoot: true }));
     const deps = handlerDeps(redis, prefix, kube, producer);
     await deps.tasks.createTask(task);
     await deps.tasks.setTaskOutcome(guid, { failed: false, failureReason: '' });
@@ -61,7 +61,7 @@ describe('task reports and records under faults', () => {
   async function flushThenSync(deps: HandlerDeps, kube: TestKube, guid: string): Promise<void> {
     await redis.del(deps.tasks.keys.task(guid));
     await redis.srem(deps.tasks.keys.tasks, guid);
-    const jobs = (await kube.listJobs(undefined)).items;
+    const jobs = (await kube.jobs.list(undefined)).items;
     await syncJobs(deps, {
       workloads: () => [],
       jobs: () => jobs,
@@ -73,14 +73,14 @@ describe('task reports and records under faults', () => {
   it('retries marking the Job instead of posting again, and a re-run does not post', async () => {
     const { kube, deps, guid } = await setUp();
     // Its Job's annotation fails twice, as a cluster answering 503 would.
-    const marks = kube.faults.inject({ method: 'annotateJob', times: 2 });
+    const marks = kube.faults.inject({ resource: 'jobs', verb: 'annotate', times: 2 });
     await expect(reportTask(deps, guid)).resolves.toMatchObject({ kind: 'delivered' });
     expect(marks.fired).toBe(2);
     // A second run of the job (a retry, or another worker taking it over) finds it reported.
     await expect(reportTask(deps, guid)).resolves.toEqual({ kind: 'skipped', why: 'already reported' });
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
     expect(
-      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[ANNOTATION_REPORTED_AT],
+      (await kube.jobs.get(NS, taskJobName(guid)))?.metadata.annotations?.[ANNOTATION_REPORTED_AT],
     ).toBeTruthy();
     expect((await deps.tasks.getTask(guid))?.reported).toBe(true);
     expect(await deps.tasks.unreportedTaskGuids()).not.toContain(guid);
@@ -88,7 +88,7 @@ describe('task reports and records under faults', () => {
 
   it('reads the Job again in place when the cluster blips, so the attempt is not used up', async () => {
     const { kube, deps, guid } = await setUp();
-    const reads = kube.faults.inject({ method: 'getJob', times: 2 });
+    const reads = kube.faults.inject({ resource: 'jobs', verb: 'get', times: 2 });
     await expect(reportTask(deps, guid)).resolves.toMatchObject({ kind: 'delivered' });
     expect(reads).toMatchObject({ fired: 2, remaining: 0 });
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
@@ -111,7 +111,7 @@ describe('task reports and records under faults', () => {
     const job = taskJobName(guid);
     for (
       let i = 0;
-      i < 100 && !(await kube.getJob(NS, job))?.metadata.annotations?.[ANNOTATION_REPORTED_AT];
+      i < 100 && !(await kube.jobs.get(NS, job))?.metadata.annotations?.[ANNOTATION_REPORTED_AT];
       i++
     ) {
       await new Promise((r) => setTimeout(r, 20));
@@ -131,14 +131,14 @@ describe('task reports and records under faults', () => {
   it('a worker that dies after marking the record but before the Job leaves its retry to mark the Job, so a later Redis flush does not post again', async () => {
     const { kube, deps, guid } = await setUp();
     // The Job's mark never lands: the worker is killed while the cluster is slow to answer.
-    const hang = kube.faults.inject({ method: 'annotateJob', when: 'hang', times: Infinity });
+    const hang = kube.faults.inject({ resource: 'jobs', verb: 'annotate', when: 'hang', times: Infinity });
     void reportTask(deps, guid);
     for (let i = 0; i < 100 && !(await deps.tasks.getTask(guid))?.reported; i++) {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(cc.callsTo(`/internal/v4/tasks/${guid}/`)).toHaveLength(1);
     expect(
-      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[ANNOTATION_REPORTED_AT],
+      (await kube.jobs.get(NS, taskJobName(guid)))?.metadata.annotations?.[ANNOTATION_REPORTED_AT],
     ).toBeUndefined();
 
     hang.remove();
@@ -148,7 +148,7 @@ describe('task reports and records under faults', () => {
       why: 'already reported (its Job marked now)',
     });
     expect(
-      (await kube.getJob(NS, taskJobName(guid)))?.metadata.annotations?.[ANNOTATION_REPORTED_AT],
+      (await kube.jobs.get(NS, taskJobName(guid)))?.metadata.annotations?.[ANNOTATION_REPORTED_AT],
     ).toBeTruthy();
 
     // Redis loses everything: the sync sees a reported Job, rebuilds nothing and posts nothing.

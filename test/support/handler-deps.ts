@@ -173,10 +173,10 @@ export async function desireAndConverge(e: Env, lrp: DesiredLrp): Promise<number
   return generation;
 }
 
-export const deploymentOf = (e: Env, lrp: DesiredLrp) => e.kube.getDeployment(NS, workloadName(lrp));
-export const statefulSetOf = (e: Env, lrp: DesiredLrp) => e.kube.getStatefulSet(NS, workloadName(lrp));
-export const secretOf = (e: Env, lrp: DesiredLrp) => e.kube.getSecret(NS, registrySecretName(lrp));
-export const pdbOf = (e: Env, lrp: DesiredLrp) => e.kube.getPodDisruptionBudget(NS, workloadName(lrp));
+export const deploymentOf = (e: Env, lrp: DesiredLrp) => e.kube.deployments.get(NS, workloadName(lrp));
+export const statefulSetOf = (e: Env, lrp: DesiredLrp) => e.kube.statefulsets.get(NS, workloadName(lrp));
+export const secretOf = (e: Env, lrp: DesiredLrp) => e.kube.secrets.get(NS, registrySecretName(lrp));
+export const pdbOf = (e: Env, lrp: DesiredLrp) => e.kube.poddisruptionbudgets.get(NS, workloadName(lrp));
 /** The LRP's workload of the kind its env's mode makes. */
 export const workloadOf = (e: Env, lrp: DesiredLrp) =>
   workloadVerbs(e.kube, e.deps.workloadKind ?? 'deployment').get(NS, workloadName(lrp));

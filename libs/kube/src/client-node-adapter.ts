@@ -9,7 +9,7 @@
  *   included, is reported to `onCall`. Watches are client-node-watch.ts.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type ClientNodeCalls, type Calls, type Page, clientNodeCalls } from './client-node-calls.js';
+import { type ClientNodeCalls, type Page, type RawCalls, clientNodeCalls } from './client-node-calls.js';
 import {
   type Answer,
   agentReuser,
@@ -20,25 +20,19 @@ import {
 import { openClientNodeWatch } from './client-node-watch.js';
 import { type CallContext, classify, httpStatusOf } from './errors.js';
 import { type KubeConnection, clientNodeConfig } from './kubeconfig.js';
-import type {
-  CoreEvent,
-  Deployment,
-  Job,
-  KubeObject,
-  Lease,
-  Namespace,
-  Pod,
-  PodDisruptionBudget,
-  Secret,
-  StatefulSet,
-  Stored,
-} from './objects.js';
+import type { KubeObject, Namespace, Stored } from './objects.js';
 import {
+  type Client,
   DEFAULT_PAGE_SIZE,
+  RESOURCE_NAMES,
+  type Resources,
   type DeleteResult,
   type KubernetesPort,
   type ListResult,
   type PatchResult,
+  type ResourceClient,
+  type ResourceName,
+  type ResourceObjects,
   type Select,
   type WatchEvent,
   type WatchHandle,
@@ -83,6 +77,11 @@ interface WireList {
   items?: unknown[];
 }
 
+/** A client per resource (Resources), each made in the constructor from its row of the calls table. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface ClientNodeKubernetes extends Resources {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class ClientNodeKubernetes implements KubernetesPort {
   private readonly calls: ClientNodeCalls;
   private readonly slots: Semaphore;
@@ -100,6 +99,8 @@ export class ClientNodeKubernetes implements KubernetesPort {
     this.calls = clientNodeCalls(boundedConfiguration(kc, cluster.server, timeoutMs, this.agents));
     this.slots = new Semaphore(options.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS);
     this.onCall = options.onCall;
+    const clients = this as unknown as Record<ResourceName, unknown>;
+    for (const r of RESOURCE_NAMES) clients[r] = this.client(this.calls[r]);
   }
 
   /** Closes the kept-alive connections to the apiserver (at shutdown; later calls open new ones). */
@@ -107,155 +108,37 @@ export class ClientNodeKubernetes implements KubernetesPort {
     this.agents.destroy();
   }
 
-  // --- Deployments ---------------------------------------------------------------------------------------
-
-  getDeployment(namespace: string, name: string): Promise<Stored<Deployment> | undefined> {
-    return this.get(this.calls.deployments, namespace, name);
-  }
-  createDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>> {
-    return this.create(this.calls.deployments, namespace, deployment);
-  }
-  replaceDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>> {
-    return this.replace(this.calls.deployments, namespace, deployment);
-  }
-  deleteDeployment(namespace: string, name: string): Promise<DeleteResult> {
-    return this.remove(this.calls.deployments, namespace, name);
-  }
-  listDeployments<U = Stored<Deployment>>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Stored<Deployment>, U>,
-  ): Promise<ListResult<U>> {
-    return this.list(this.calls.deployments, namespace, labelSelector, pageSize, select);
-  }
-
-  // --- StatefulSets --------------------------------------------------------------------------------------
-
-  getStatefulSet(namespace: string, name: string): Promise<Stored<StatefulSet> | undefined> {
-    return this.get(this.calls.statefulsets, namespace, name);
-  }
-  createStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>> {
-    return this.create(this.calls.statefulsets, namespace, statefulSet);
-  }
-  replaceStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>> {
-    return this.replace(this.calls.statefulsets, namespace, statefulSet);
-  }
-  deleteStatefulSet(namespace: string, name: string): Promise<DeleteResult> {
-    return this.remove(this.calls.statefulsets, namespace, name);
-  }
-  listStatefulSets<U = Stored<StatefulSet>>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Stored<StatefulSet>, U>,
-  ): Promise<ListResult<U>> {
-    return this.list(this.calls.statefulsets, namespace, labelSelector, pageSize, select);
-  }
-
-  // --- Secrets -------------------------------------------------------------------------------------------
-
-  getSecret(namespace: string, name: string): Promise<Stored<Secret> | undefined> {
-    return this.get(this.calls.secrets, namespace, name);
-  }
-  createSecret(namespace: string, secret: Secret): Promise<Stored<Secret>> {
-    return this.create(this.calls.secrets, namespace, secret);
-  }
-  replaceSecret(namespace: string, secret: Secret): Promise<Stored<Secret>> {
-    return this.replace(this.calls.secrets, namespace, secret);
-  }
-  deleteSecret(namespace: string, name: string): Promise<DeleteResult> {
-    return this.remove(this.calls.secrets, namespace, name);
-  }
-
-  // --- PodDisruptionBudgets ------------------------------------------------------------------------------
-
-  getPodDisruptionBudget(namespace: string, name: string): Promise<Stored<PodDisruptionBudget> | undefined> {
-    return this.get(this.calls.poddisruptionbudgets, namespace, name);
-  }
-  createPodDisruptionBudget(
-    namespace: string,
-    pdb: PodDisruptionBudget,
-  ): Promise<Stored<PodDisruptionBudget>> {
-    return this.create(this.calls.poddisruptionbudgets, namespace, pdb);
-  }
-  replacePodDisruptionBudget(
-    namespace: string,
-    pdb: PodDisruptionBudget,
-  ): Promise<Stored<PodDisruptionBudget>> {
-    return this.replace(this.calls.poddisruptionbudgets, namespace, pdb);
-  }
-  deletePodDisruptionBudget(namespace: string, name: string): Promise<DeleteResult> {
-    return this.remove(this.calls.poddisruptionbudgets, namespace, name);
-  }
-
-  // --- Jobs ----------------------------------------------------------------------------------------------
-
-  getJob(namespace: string, name: string): Promise<Stored<Job> | undefined> {
-    return this.get(this.calls.jobs, namespace, name);
-  }
-  createJob(namespace: string, job: Job): Promise<Stored<Job>> {
-    return this.create(this.calls.jobs, namespace, job);
-  }
-  replaceJob(namespace: string, job: Job): Promise<Stored<Job>> {
-    return this.replace(this.calls.jobs, namespace, job);
-  }
-  deleteJob(namespace: string, name: string): Promise<DeleteResult> {
-    return this.remove(this.calls.jobs, namespace, name);
-  }
-  listJobs<U = Stored<Job>>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Stored<Job>, U>,
-  ): Promise<ListResult<U>> {
-    return this.list(this.calls.jobs, namespace, labelSelector, pageSize, select);
-  }
-  annotateJob(
-    namespace: string,
-    name: string,
-    annotations: Record<string, string | null>,
-  ): Promise<PatchResult> {
-    return this.patch(this.calls.jobs, namespace, name, { metadata: { annotations } });
-  }
-
-  // --- Pods, Events, Namespaces, version -----------------------------------------------------------------
-
-  listPods<U = Stored<Pod>>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Stored<Pod>, U>,
-  ): Promise<ListResult<U>> {
-    return this.list(this.calls.pods, namespace, labelSelector, pageSize, select);
-  }
-  getPod(namespace: string, name: string): Promise<Stored<Pod> | undefined> {
-    return this.get(this.calls.pods, namespace, name);
-  }
-  deletePod(namespace: string, name: string): Promise<DeleteResult> {
-    return this.remove(this.calls.pods, namespace, name);
-  }
-  annotatePod(
-    namespace: string,
-    name: string,
-    annotations: Record<string, string | null>,
-    resourceVersion?: string,
-  ): Promise<PatchResult> {
-    // A resourceVersion in a merge patch is a precondition: the server answers 409 if it moved on.
-    const metadata = { annotations, ...(resourceVersion ? { resourceVersion } : {}) };
-    return this.patch(this.calls.pods, namespace, name, { metadata });
-  }
-
-  listEvents(
-    namespace: string | undefined,
-    fieldSelector?: string,
-    pageSize?: number,
-  ): Promise<ListResult<Stored<CoreEvent>>> {
-    return this.list(this.calls.events, namespace, fieldSelector, pageSize);
+  /** A resource's client: each verb its table entry has, over the shared mechanics below. */
+  private client<R extends ResourceName>(calls: ClientNodeCalls[R]): Client<R> {
+    type T = ResourceObjects[R];
+    const raw = calls as { resource: R } & Partial<RawCalls<T>>;
+    const { resource } = raw;
+    const c: Partial<ResourceClient<T>> = {};
+    const { get, create, replace, delete: remove, list, annotate } = raw;
+    if (get) c.get = (namespace, name) => this.get<T>(resource, get, namespace, name);
+    if (create) c.create = (namespace, o) => this.create(resource, create, namespace, o);
+    if (replace) c.replace = (namespace, o) => this.replace(resource, replace, namespace, o);
+    if (remove) c.delete = (namespace, name) => this.remove(resource, remove, namespace, name);
+    if (list) {
+      c.list = <U = Stored<T>>(
+        namespace: string | undefined,
+        selector?: string,
+        pageSize?: number,
+        select?: Select<Stored<T>, U>,
+      ) => this.list(resource, list, namespace, selector, pageSize, select);
+    }
+    if (annotate) {
+      c.annotate = (namespace, name, annotations, resourceVersion) => {
+        // A resourceVersion in a merge patch is a precondition: the server answers 409 if it moved on.
+        const metadata = { annotations, ...(resourceVersion ? { resourceVersion } : {}) };
+        return this.patch(resource, annotate, namespace, name, { metadata });
+      };
+    }
+    return c as Client<R>;
   }
 
   getNamespace(name: string): Promise<Stored<Namespace> | undefined> {
-    return this.get(this.calls.namespaces, '', name);
+    return this.get<Namespace>('namespaces', (_namespace, n) => this.calls.namespace(n), '', name);
   }
 
   async getServerVersion(): Promise<ServerVersion> {
@@ -270,8 +153,6 @@ export class ClientNodeKubernetes implements KubernetesPort {
       throw classify(e, ctx);
     }
   }
-
-  // --- Watches ------------------------------------------------------------------------------------------
 
   watch<R extends WatchedResource>(
     resource: R,
@@ -289,18 +170,6 @@ export class ClientNodeKubernetes implements KubernetesPort {
       options,
       onEvent,
     );
-  }
-
-  // --- Leases --------------------------------------------------------------------------------------------
-
-  getLease(namespace: string, name: string): Promise<Stored<Lease> | undefined> {
-    return this.get(this.calls.leases, namespace, name);
-  }
-  createLease(namespace: string, lease: Lease): Promise<Stored<Lease>> {
-    return this.create(this.calls.leases, namespace, lease);
-  }
-  replaceLease(namespace: string, lease: Lease): Promise<Stored<Lease>> {
-    return this.replace(this.calls.leases, namespace, lease);
   }
 
   // --- the shared mechanics ------------------------------------------------------------------------------
@@ -340,13 +209,14 @@ export class ClientNodeKubernetes implements KubernetesPort {
   }
 
   private async get<T extends KubeObject>(
-    calls: Calls<T, 'read'>,
+    resource: string,
+    send: RawCalls<T>['get'],
     namespace: string,
     name: string,
   ): Promise<Stored<T> | undefined> {
-    const ctx = { verb: 'get', resource: calls.resource, namespace, name } as const;
+    const ctx = { verb: 'get', resource, namespace, name } as const;
     try {
-      return (await wireJson(await this.call(ctx, () => calls.read(namespace, name)))) as Stored<T>;
+      return (await wireJson(await this.call(ctx, () => send(namespace, name)))) as Stored<T>;
     } catch (e) {
       if (httpStatusOf(e) === 404) return undefined;
       throw classify(e, ctx);
@@ -354,41 +224,44 @@ export class ClientNodeKubernetes implements KubernetesPort {
   }
 
   private async create<T extends KubeObject>(
-    calls: Calls<T, 'create'>,
+    resource: string,
+    send: RawCalls<T>['create'],
     namespace: string,
     o: T,
   ): Promise<Stored<T>> {
-    const ctx = { verb: 'create', resource: calls.resource, namespace, name: o.metadata?.name } as const;
+    const ctx = { verb: 'create', resource, namespace, name: o.metadata?.name } as const;
     try {
-      return (await wireJson(await this.call(ctx, () => calls.create(namespace, o)))) as Stored<T>;
+      return (await wireJson(await this.call(ctx, () => send(namespace, o)))) as Stored<T>;
     } catch (e) {
       throw classify(e, ctx);
     }
   }
 
   private async replace<T extends KubeObject>(
-    calls: Calls<T, 'replace'>,
+    resource: string,
+    send: RawCalls<T>['replace'],
     namespace: string,
     o: T,
   ): Promise<Stored<T>> {
     const name = o.metadata?.name;
-    const ctx = { verb: 'update', resource: calls.resource, namespace, name } as const;
-    if (!name) throw invalidArgument('replace needs metadata.name', `update ${calls.resource} ${namespace}`);
+    const ctx = { verb: 'update', resource, namespace, name } as const;
+    if (!name) throw invalidArgument('replace needs metadata.name', `update ${resource} ${namespace}`);
     try {
-      return (await wireJson(await this.call(ctx, () => calls.replace(namespace, name, o)))) as Stored<T>;
+      return (await wireJson(await this.call(ctx, () => send(namespace, name, o)))) as Stored<T>;
     } catch (e) {
       throw classify(e, ctx);
     }
   }
 
   private async remove(
-    calls: Calls<unknown, 'remove'>,
+    resource: string,
+    send: RawCalls<unknown>['delete'],
     namespace: string,
     name: string,
   ): Promise<DeleteResult> {
-    const ctx = { verb: 'delete', resource: calls.resource, namespace, name } as const;
+    const ctx = { verb: 'delete', resource, namespace, name } as const;
     try {
-      await this.call(ctx, () => calls.remove(namespace, name));
+      await this.call(ctx, () => send(namespace, name));
       return 'deleted';
     } catch (e) {
       if (httpStatusOf(e) === 404) return 'absent';
@@ -397,14 +270,15 @@ export class ClientNodeKubernetes implements KubernetesPort {
   }
 
   private async patch(
-    calls: Calls<unknown, 'patch'>,
+    resource: string,
+    send: RawCalls<unknown>['annotate'],
     namespace: string,
     name: string,
     patch: object,
   ): Promise<PatchResult> {
-    const ctx = { verb: 'patch', resource: calls.resource, namespace, name } as const;
+    const ctx = { verb: 'patch', resource, namespace, name } as const;
     try {
-      await this.call(ctx, () => calls.patch(namespace, name, patch));
+      await this.call(ctx, () => send(namespace, name, patch));
       return 'patched';
     } catch (e) {
       if (httpStatusOf(e) === 404) return 'absent';
@@ -414,13 +288,13 @@ export class ClientNodeKubernetes implements KubernetesPort {
 
   /** Follows `continue` tokens; restarts when a token expires (410) between pages. */
   private async list<T extends KubeObject, U = Stored<T>>(
-    calls: Calls<T, 'list'>,
+    resource: string,
+    send: RawCalls<T>['list'],
     namespace: string | undefined,
     selector: string | undefined,
     pageSize: number | undefined,
     select?: Select<Stored<T>, U>,
   ): Promise<ListResult<U>> {
-    const { resource } = calls;
     const ctx = { verb: 'list', resource, namespace } as const;
     const keep = (select ?? ((item) => item)) as Select<unknown, U>;
     const limit = pageSize ?? DEFAULT_PAGE_SIZE;
@@ -435,7 +309,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
         do {
           const page: Page = token === undefined ? { limit } : { limit, _continue: token };
           const list = (await wireJson(
-            await this.call(ctx, () => calls.list(namespace, page, selector)),
+            await this.call(ctx, () => send(namespace, page, selector)),
           )) as WireList;
           for (const item of list.items ?? []) {
             const kept = keep(item);

@@ -1,5 +1,6 @@
 /**
- * The adapter's per-resource table: which client-node call serves each verb of each kind the port reaches.
+ * The adapter's per-resource table: which client-node call serves each verb of each resource the port
+ * offers (ResourceVerbs; the compiler holds the two equal, and k8s/rbac.yaml is checked against it).
  * Requests go as our objects unchanged (client-node's serializer passes string timestamps through, and no
  * model of the kinds used here renames a field); patches go labelled as merge patches.
  */
@@ -15,18 +16,8 @@ import {
   type Configuration,
 } from '@kubernetes/client-node';
 import type { Answer } from './client-node-transport.js';
-import type {
-  CoreEvent,
-  Deployment,
-  Job,
-  KubeObject,
-  Lease,
-  Namespace,
-  Pod,
-  PodDisruptionBudget,
-  Secret,
-  StatefulSet,
-} from './objects.js';
+import type { KubeObject } from './objects.js';
+import type { ResourceName, ResourceObjects, ResourceVerbs } from './port.js';
 
 /** client-node would otherwise label a merge patch as a JSON patch, which a real apiserver refuses. */
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -37,37 +28,29 @@ export interface Page {
   _continue?: string;
 }
 
-/** The calls of one kind by verb, for objects of type `T`; `resource` is its plural name. */
-export interface ResourceCalls<T> {
-  resource: string;
-  read(namespace: string, name: string): Promise<Answer>;
+/** The raw calls behind each verb of the port, for objects of type `T`. */
+export interface RawCalls<T> {
+  get(namespace: string, name: string): Promise<Answer>;
   create(namespace: string, body: T): Promise<Answer>;
   replace(namespace: string, name: string, body: T): Promise<Answer>;
-  remove(namespace: string, name: string): Promise<Answer>;
+  delete(namespace: string, name: string): Promise<Answer>;
   /** `namespace` undefined: every namespace. `selector` is a label selector (for events, a field selector). */
   list(namespace: string | undefined, page: Page, selector: string | undefined): Promise<Answer>;
   /** A merge patch. */
-  patch(namespace: string, name: string, body: object): Promise<Answer>;
+  annotate(namespace: string, name: string, body: object): Promise<Answer>;
 }
 
-/** The verbs `V` of a kind's calls. */
-export type Calls<T, V extends keyof ResourceCalls<T>> = Pick<ResourceCalls<T>, 'resource' | V>;
+/** One resource's calls: exactly the verbs the port gives it (ResourceVerbs), no more. */
+export type CallsOf<R extends ResourceName> = { resource: R } & Pick<
+  RawCalls<ResourceObjects[R]>,
+  ResourceVerbs[R]
+>;
 
-type Crud = 'read' | 'create' | 'replace' | 'remove';
-
-export interface ClientNodeCalls {
-  deployments: Calls<Deployment, Crud | 'list'>;
-  statefulsets: Calls<StatefulSet, Crud | 'list'>;
-  secrets: Calls<Secret, Crud>;
-  poddisruptionbudgets: Calls<PodDisruptionBudget, Crud>;
-  jobs: Calls<Job, Crud | 'list' | 'patch'>;
-  leases: Calls<Lease, 'read' | 'create' | 'replace'>;
-  pods: Calls<Pod, 'read' | 'remove' | 'list' | 'patch'>;
-  events: Calls<CoreEvent, 'list'>;
-  /** Cluster-scoped: `read` ignores the namespace. */
-  namespaces: Calls<Namespace, 'read'>;
+export type ClientNodeCalls = { [R in ResourceName]: CallsOf<R> } & {
+  /** Cluster-scoped. */
+  namespace(name: string): Promise<Answer>;
   version(): Promise<Answer>;
-}
+};
 
 /** Our object to client-node's request type. Sound because only the wire shape matters (see top). */
 function body(o: KubeObject): never {
@@ -87,11 +70,11 @@ export function clientNodeCalls(configuration: Configuration): ClientNodeCalls {
   return {
     deployments: {
       resource: 'deployments',
-      read: (namespace, name) => apps.readNamespacedDeploymentWithHttpInfo({ namespace, name }),
+      get: (namespace, name) => apps.readNamespacedDeploymentWithHttpInfo({ namespace, name }),
       create: (namespace, o) => apps.createNamespacedDeploymentWithHttpInfo({ namespace, body: body(o) }),
       replace: (namespace, name, o) =>
         apps.replaceNamespacedDeploymentWithHttpInfo({ namespace, name, body: body(o) }),
-      remove: (namespace, name) =>
+      delete: (namespace, name) =>
         apps.deleteNamespacedDeploymentWithHttpInfo({ namespace, name, propagationPolicy }),
       list: (namespace, page, labelSelector) =>
         namespace === undefined
@@ -100,11 +83,11 @@ export function clientNodeCalls(configuration: Configuration): ClientNodeCalls {
     },
     statefulsets: {
       resource: 'statefulsets',
-      read: (namespace, name) => apps.readNamespacedStatefulSetWithHttpInfo({ namespace, name }),
+      get: (namespace, name) => apps.readNamespacedStatefulSetWithHttpInfo({ namespace, name }),
       create: (namespace, o) => apps.createNamespacedStatefulSetWithHttpInfo({ namespace, body: body(o) }),
       replace: (namespace, name, o) =>
         apps.replaceNamespacedStatefulSetWithHttpInfo({ namespace, name, body: body(o) }),
-      remove: (namespace, name) =>
+      delete: (namespace, name) =>
         apps.deleteNamespacedStatefulSetWithHttpInfo({ namespace, name, propagationPolicy }),
       list: (namespace, page, labelSelector) =>
         namespace === undefined
@@ -113,54 +96,50 @@ export function clientNodeCalls(configuration: Configuration): ClientNodeCalls {
     },
     secrets: {
       resource: 'secrets',
-      read: (namespace, name) => core.readNamespacedSecretWithHttpInfo({ namespace, name }),
+      get: (namespace, name) => core.readNamespacedSecretWithHttpInfo({ namespace, name }),
       create: (namespace, o) => core.createNamespacedSecretWithHttpInfo({ namespace, body: body(o) }),
       replace: (namespace, name, o) =>
         core.replaceNamespacedSecretWithHttpInfo({ namespace, name, body: body(o) }),
-      remove: (namespace, name) =>
+      delete: (namespace, name) =>
         core.deleteNamespacedSecretWithHttpInfo({ namespace, name, propagationPolicy }),
     },
     poddisruptionbudgets: {
       resource: 'poddisruptionbudgets',
-      read: (namespace, name) => policy.readNamespacedPodDisruptionBudgetWithHttpInfo({ namespace, name }),
+      get: (namespace, name) => policy.readNamespacedPodDisruptionBudgetWithHttpInfo({ namespace, name }),
       create: (namespace, o) =>
         policy.createNamespacedPodDisruptionBudgetWithHttpInfo({ namespace, body: body(o) }),
-      replace: (namespace, name, o) =>
-        policy.replaceNamespacedPodDisruptionBudgetWithHttpInfo({ namespace, name, body: body(o) }),
-      remove: (namespace, name) =>
+      delete: (namespace, name) =>
         policy.deleteNamespacedPodDisruptionBudgetWithHttpInfo({ namespace, name, propagationPolicy }),
     },
     jobs: {
       resource: 'jobs',
-      read: (namespace, name) => batch.readNamespacedJobWithHttpInfo({ namespace, name }),
+      get: (namespace, name) => batch.readNamespacedJobWithHttpInfo({ namespace, name }),
       create: (namespace, o) => batch.createNamespacedJobWithHttpInfo({ namespace, body: body(o) }),
-      replace: (namespace, name, o) =>
-        batch.replaceNamespacedJobWithHttpInfo({ namespace, name, body: body(o) }),
-      remove: (namespace, name) =>
+      delete: (namespace, name) =>
         batch.deleteNamespacedJobWithHttpInfo({ namespace, name, propagationPolicy }),
       list: (namespace, page, labelSelector) =>
         namespace === undefined
           ? batch.listJobForAllNamespacesWithHttpInfo({ ...page, labelSelector })
           : batch.listNamespacedJobWithHttpInfo({ ...page, namespace, labelSelector }),
-      patch: (namespace, name, patch) =>
+      annotate: (namespace, name, patch) =>
         batch.patchNamespacedJobWithHttpInfo({ namespace, name, body: patch }, MERGE_PATCH),
     },
     leases: {
       resource: 'leases',
-      read: (namespace, name) => coordination.readNamespacedLeaseWithHttpInfo({ namespace, name }),
+      get: (namespace, name) => coordination.readNamespacedLeaseWithHttpInfo({ namespace, name }),
       create: (namespace, o) => coordination.createNamespacedLeaseWithHttpInfo({ namespace, body: body(o) }),
       replace: (namespace, name, o) =>
         coordination.replaceNamespacedLeaseWithHttpInfo({ namespace, name, body: body(o) }),
     },
     pods: {
       resource: 'pods',
-      read: (namespace, name) => core.readNamespacedPodWithHttpInfo({ namespace, name }),
-      remove: (namespace, name) => core.deleteNamespacedPodWithHttpInfo({ namespace, name }),
+      get: (namespace, name) => core.readNamespacedPodWithHttpInfo({ namespace, name }),
+      delete: (namespace, name) => core.deleteNamespacedPodWithHttpInfo({ namespace, name }),
       list: (namespace, page, labelSelector) =>
         namespace === undefined
           ? core.listPodForAllNamespacesWithHttpInfo({ ...page, labelSelector })
           : core.listNamespacedPodWithHttpInfo({ ...page, namespace, labelSelector }),
-      patch: (namespace, name, patch) =>
+      annotate: (namespace, name, patch) =>
         core.patchNamespacedPodWithHttpInfo({ namespace, name, body: patch }, MERGE_PATCH),
     },
     events: {
@@ -170,10 +149,7 @@ export function clientNodeCalls(configuration: Configuration): ClientNodeCalls {
           ? core.listEventForAllNamespacesWithHttpInfo({ ...page, fieldSelector })
           : core.listNamespacedEventWithHttpInfo({ ...page, namespace, fieldSelector }),
     },
-    namespaces: {
-      resource: 'namespaces',
-      read: (_namespace, name) => core.readNamespaceWithHttpInfo({ name }),
-    },
+    namespace: (name) => core.readNamespaceWithHttpInfo({ name }),
     version: () => version.getCodeWithHttpInfo(),
   };
 }

@@ -3,11 +3,18 @@
  * @kubernetes/client-node (the only place that imports it), and fault injection around any port for tests.
  */
 export type {
+  Client,
   DeleteResult,
   KubernetesPort,
   ListResult,
   PatchResult,
+  ResourceClient,
+  ResourceName,
+  ResourceObjects,
+  ResourceVerbs,
+  Resources,
   Select,
+  Verb,
   WatchEvent,
   WatchHandle,
   WatchOptions,
@@ -16,7 +23,7 @@ export type {
   WatchedResource,
   ServerVersion,
 } from './port.js';
-export { DEFAULT_PAGE_SIZE } from './port.js';
+export { DEFAULT_PAGE_SIZE, RESOURCE_NAMES, isResourceName } from './port.js';
 export * from './objects.js';
 export {
   AlreadyExistsError,
@@ -40,12 +47,14 @@ export {
 } from './client-node-adapter.js';
 export { loadKubeConfig, type KubeConfigSource, type KubeConnection } from './kubeconfig.js';
 export {
+  aroundCalls,
   unavailableError,
   withFaults,
+  type Around,
+  type CallName,
   type FaultControl,
   type FaultRule,
   type FaultTiming,
-  type FaultableMethod,
   type FaultyKubernetes,
   type InjectedFault,
 } from './with-faults.js';

@@ -127,28 +127,30 @@ export class FakeLeases {
       }
     };
     return {
-      getLease: (namespace, name) => {
-        expect([namespace, name]).toEqual([NS, NAME]);
-        return through(() => (this.lease ? structuredClone(this.lease) : undefined));
-      },
-      createLease: (namespace, lease) => {
-        expect([namespace, lease.metadata.name]).toEqual([NS, NAME]);
-        return through(() => {
-          if (this.lease) throw new AlreadyExistsError({ message: 'leases "x" already exists' });
-          return this.store(lease, by);
-        });
-      },
-      replaceLease: (namespace, lease) => {
-        expect([namespace, lease.metadata.name]).toEqual([NS, NAME]);
-        return through(() => {
-          if (!this.lease)
-            throw new KubeApiError({ status: 404, reason: 'NotFound', message: 'gone', transient: false });
-          const rv = lease.metadata.resourceVersion;
-          if (rv !== undefined && rv !== this.lease.metadata.resourceVersion) {
-            throw new ConflictError({ message: 'the object has been modified' });
-          }
-          return this.store(lease, by);
-        });
+      leases: {
+        get: (namespace, name) => {
+          expect([namespace, name]).toEqual([NS, NAME]);
+          return through(() => (this.lease ? structuredClone(this.lease) : undefined));
+        },
+        create: (namespace, lease) => {
+          expect([namespace, lease.metadata.name]).toEqual([NS, NAME]);
+          return through(() => {
+            if (this.lease) throw new AlreadyExistsError({ message: 'leases "x" already exists' });
+            return this.store(lease, by);
+          });
+        },
+        replace: (namespace, lease) => {
+          expect([namespace, lease.metadata.name]).toEqual([NS, NAME]);
+          return through(() => {
+            if (!this.lease)
+              throw new KubeApiError({ status: 404, reason: 'NotFound', message: 'gone', transient: false });
+            const rv = lease.metadata.resourceVersion;
+            if (rv !== undefined && rv !== this.lease.metadata.resourceVersion) {
+              throw new ConflictError({ message: 'the object has been modified' });
+            }
+            return this.store(lease, by);
+          });
+        },
       },
     };
   }

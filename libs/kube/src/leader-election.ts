@@ -13,7 +13,7 @@
  * Caveat: a Lease deleted and created again starts over at 0 transitions, lower than the fence a store
  * kept; the store then refuses the new leader until its fence is reset (the cache writer's claim says so).
  *
- * Uses the port only (`getLease`, `createLease`, `replaceLease`).
+ * Uses the port only (its `leases` client: `get`, `create`, `replace`).
  */
 import { createOrGet } from './create-or-get.js';
 import { ConflictError } from './errors.js';
@@ -21,7 +21,7 @@ import type { Lease, Stored } from './objects.js';
 import type { KubernetesPort } from './port.js';
 
 /** The part of the port the elector needs. */
-export type LeasePort = Pick<KubernetesPort, 'getLease' | 'createLease' | 'replaceLease'>;
+export type LeasePort = Pick<KubernetesPort, 'leases'>;
 
 /** What the elector was doing when a call failed (for logs). */
 export type LeaderElectionPhase = 'acquire' | 'renew' | 'release' | 'callback';
@@ -401,12 +401,12 @@ export class LeaderElector {
    */
   private async tryAcquire(): Promise<{ lease: Stored<Lease>; token: number; sentAt: number } | undefined> {
     const sentAt = this.now();
-    const current = await this.kube.getLease(this.namespace, this.name);
+    const current = await this.kube.leases.get(this.namespace, this.name);
     if (this.stopping.signal.aborted) return undefined;
     const stamp = microTime(this.wallClock());
     if (!current) {
       const made = await createOrGet(() =>
-        this.kube.createLease(this.namespace, {
+        this.kube.leases.create(this.namespace, {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
           metadata: { name: this.name, namespace: this.namespace },
@@ -430,7 +430,7 @@ export class LeaderElector {
     // when client-go would keep them for a holder taking back its own Lease.
     const token = (current.spec?.leaseTransitions ?? 0) + 1;
     try {
-      const replaced = await this.kube.replaceLease(this.namespace, {
+      const replaced = await this.kube.leases.replace(this.namespace, {
         ...current,
         spec: { ...current.spec, ...this.spec(token, stamp, stamp) },
       });
@@ -455,7 +455,7 @@ export class LeaderElector {
       }
       const stamp = microTime(this.wallClock());
       try {
-        const renewed = await this.kube.replaceLease(this.namespace, {
+        const renewed = await this.kube.leases.replace(this.namespace, {
           ...base,
           spec: {
             ...base.spec,
@@ -468,7 +468,7 @@ export class LeaderElector {
       } catch (err) {
         if (!(err instanceof ConflictError) || attempt > 0) throw err;
       }
-      const read = await this.kube.getLease(this.namespace, this.name);
+      const read = await this.kube.leases.get(this.namespace, this.name);
       if (!read) return 'lost';
       this.observe(read, this.now());
       base = read;
@@ -479,7 +479,7 @@ export class LeaderElector {
   private async release(last: Stored<Lease>): Promise<void> {
     const stamp = microTime(this.wallClock());
     try {
-      const released = await this.kube.replaceLease(this.namespace, {
+      const released = await this.kube.leases.replace(this.namespace, {
         ...last,
         spec: {
           ...last.spec,

@@ -2,15 +2,17 @@
  * The one way the workers reach Kubernetes. Implemented over client-node by `ClientNodeKubernetes`, which
  * keeps the semantics below (tests run it against the simulated cluster of @opi/kube-sim).
  *
- * Semantics shared by every method:
- * - `get*` resolves `undefined` when the object (or its namespace) does not exist.
- * - `delete*` resolves `'absent'` on 404: a delete that finds nothing has still reached its goal.
- * - `create*` rejects with `AlreadyExistsError` (409 AlreadyExists, permanent) when the name is taken.
- * - `replace*` is the update path: it sends the object's `metadata.resourceVersion` and rejects with
+ * Each resource is a client of its own (`kube.deployments.get(…)`), with only the verbs the service uses.
+ * Semantics shared by every verb:
+ * - `get` resolves `undefined` when the object (or its namespace) does not exist.
+ * - `delete` resolves `'absent'` on 404: a delete that finds nothing has still reached its goal; so does
+ *   `annotate`.
+ * - `create` rejects with `AlreadyExistsError` (409 AlreadyExists, permanent) when the name is taken.
+ * - `replace` is the update path: it sends the object's `metadata.resourceVersion` and rejects with
  *   `ConflictError` (409 Conflict, transient: re-read and retry) when the object changed since that
  *   version. Without a resourceVersion the API server replaces unconditionally. The name comes from
  *   `metadata.name`. Changes to `status` are ignored, as the status subresource owns it.
- * - `list*` follow `continue` tokens page by page (`pageSize` objects each, default 500) and resolve the
+ * - `list` follows `continue` tokens page by page (`pageSize` objects each, default 500) and resolves the
  *   whole collection with the list's resourceVersion (for a watch to start from). A `select` function
  *   maps each object as its page arrives (e.g. drops fields the caller does not read), so a listing of
  *   100,000 objects is never held whole.
@@ -20,6 +22,7 @@ import type {
   CoreEvent,
   Deployment,
   Job,
+  KubeObject,
   Lease,
   Namespace,
   Pod,
@@ -112,97 +115,97 @@ export interface WatchHandle {
 /** Objects per page when the caller gives no pageSize; kubectl's chunk size. */
 export const DEFAULT_PAGE_SIZE = 500;
 
-export interface KubernetesPort {
-  // apps/v1 Deployments: one per LRP.
-  getDeployment(namespace: string, name: string): Promise<Stored<Deployment> | undefined>;
-  createDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>>;
-  replaceDeployment(namespace: string, deployment: Deployment): Promise<Stored<Deployment>>;
-  deleteDeployment(namespace: string, name: string): Promise<DeleteResult>;
-  /** `namespace` undefined lists across all namespaces; `labelSelector` in query syntax (`a=b,c in (d)`). */
-  listDeployments<U = Stored<Deployment>>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Stored<Deployment>, U>,
-  ): Promise<ListResult<U>>;
-
-  // apps/v1 StatefulSets: one per LRP in the StatefulSet mode (OPI_WORKLOAD_KIND=statefulset).
-  getStatefulSet(namespace: string, name: string): Promise<Stored<StatefulSet> | undefined>;
-  createStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>>;
-  replaceStatefulSet(namespace: string, statefulSet: StatefulSet): Promise<Stored<StatefulSet>>;
-  deleteStatefulSet(namespace: string, name: string): Promise<DeleteResult>;
-  listStatefulSets<U = Stored<StatefulSet>>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Stored<StatefulSet>, U>,
-  ): Promise<ListResult<U>>;
-
-  // v1 Secrets: image pull credentials and app environment.
-  getSecret(namespace: string, name: string): Promise<Stored<Secret> | undefined>;
-  createSecret(namespace: string, secret: Secret): Promise<Stored<Secret>>;
-  replaceSecret(namespace: string, secret: Secret): Promise<Stored<Secret>>;
-  deleteSecret(namespace: string, name: string): Promise<DeleteResult>;
-
-  // policy/v1 PodDisruptionBudgets: one per LRP with more than one instance.
-  getPodDisruptionBudget(namespace: string, name: string): Promise<Stored<PodDisruptionBudget> | undefined>;
-  createPodDisruptionBudget(
-    namespace: string,
-    pdb: PodDisruptionBudget,
-  ): Promise<Stored<PodDisruptionBudget>>;
-  replacePodDisruptionBudget(
-    namespace: string,
-    pdb: PodDisruptionBudget,
-  ): Promise<Stored<PodDisruptionBudget>>;
-  deletePodDisruptionBudget(namespace: string, name: string): Promise<DeleteResult>;
-
-  // batch/v1 Jobs: tasks and staging.
-  getJob(namespace: string, name: string): Promise<Stored<Job> | undefined>;
-  createJob(namespace: string, job: Job): Promise<Stored<Job>>;
-  replaceJob(namespace: string, job: Job): Promise<Stored<Job>>;
-  /** Deletes the Job and, in the background, its pods (batch/v1 would orphan them by default). */
-  deleteJob(namespace: string, name: string): Promise<DeleteResult>;
-
-  listJobs<U = Stored<Job>>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Stored<Job>, U>,
-  ): Promise<ListResult<U>>;
-  /** Merges annotations into a Job's (null removes one): marks what was reported about it. */
-  annotateJob(
-    namespace: string,
-    name: string,
-    annotations: Record<string, string | null>,
-  ): Promise<PatchResult>;
-
-  // v1 Pods: instance state, and stopping one instance.
-  listPods<U = Stored<Pod>>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Stored<Pod>, U>,
-  ): Promise<ListResult<U>>;
-  deletePod(namespace: string, name: string): Promise<DeleteResult>;
-  getPod(namespace: string, name: string): Promise<Stored<Pod> | undefined>;
+/**
+ * Every verb a resource's client can have, for objects of type `T`. Each resource has only the verbs the
+ * service uses (`Resources`), as the Role grants them (k8s/rbac.yaml, derived from the same table).
+ */
+export interface ResourceClient<T extends KubeObject> {
+  get(namespace: string, name: string): Promise<Stored<T> | undefined>;
+  create(namespace: string, object: T): Promise<Stored<T>>;
+  replace(namespace: string, object: T): Promise<Stored<T>>;
+  delete(namespace: string, name: string): Promise<DeleteResult>;
   /**
-   * Merges annotations into a Pod's (null removes one): marks the crashes already reported. With a
-   * resourceVersion, a pod changed since then is a ConflictError (so the marker only ever grows).
+   * `namespace` undefined lists across all namespaces; `selector` is a label selector in query syntax
+   * (`a=b,c in (d)`), for events a field selector (`involvedObject.uid=…`).
    */
-  annotatePod(
+  list<U = Stored<T>>(
+    namespace: string | undefined,
+    selector?: string,
+    pageSize?: number,
+    select?: Select<Stored<T>, U>,
+  ): Promise<ListResult<U>>;
+  /**
+   * Merges annotations into the object's (null removes one). With a resourceVersion, an object changed
+   * since then is a ConflictError (so a marker only ever grows).
+   */
+  annotate(
     namespace: string,
     name: string,
     annotations: Record<string, string | null>,
     resourceVersion?: string,
   ): Promise<PatchResult>;
+}
 
-  /** v1 Events, e.g. `involvedObject.name=web-0,involvedObject.kind=Pod` (field selector syntax). */
-  listEvents(
-    namespace: string | undefined,
-    fieldSelector?: string,
-    pageSize?: number,
-  ): Promise<ListResult<Stored<CoreEvent>>>;
+export type Verb = keyof ResourceClient<KubeObject>;
+type Crud = 'get' | 'create' | 'replace' | 'delete';
 
+/** Each resource's object type, by plural resource name. */
+export interface ResourceObjects {
+  deployments: Deployment;
+  statefulsets: StatefulSet;
+  secrets: Secret;
+  poddisruptionbudgets: PodDisruptionBudget;
+  jobs: Job;
+  pods: Pod;
+  events: CoreEvent;
+  leases: Lease;
+}
+export type ResourceName = keyof ResourceObjects;
+
+/** Every resource the port has a client for (a record, so the compiler says when one is missing). */
+const RESOURCE_SET: Record<ResourceName, true> = {
+  deployments: true,
+  statefulsets: true,
+  secrets: true,
+  poddisruptionbudgets: true,
+  jobs: true,
+  pods: true,
+  events: true,
+  leases: true,
+};
+export const RESOURCE_NAMES = Object.keys(RESOURCE_SET) as readonly ResourceName[];
+
+export function isResourceName(name: string): name is ResourceName {
+  return Object.hasOwn(RESOURCE_SET, name);
+}
+
+/** The verbs the service uses on each resource: what the port offers and the Role grants. */
+export interface ResourceVerbs {
+  /** apps/v1 Deployments: one per LRP. */
+  deployments: Crud | 'list';
+  /** apps/v1 StatefulSets: one per LRP in the StatefulSet mode (OPI_WORKLOAD_KIND=statefulset). */
+  statefulsets: Crud | 'list';
+  /** v1 Secrets: image pull credentials. */
+  secrets: Crud;
+  /** policy/v1 PodDisruptionBudgets: one per LRP with more than one instance, never changed after. */
+  poddisruptionbudgets: 'get' | 'create' | 'delete';
+  /** batch/v1 Jobs: tasks and staging; `delete` takes their pods with them (batch/v1 would orphan them). */
+  jobs: 'get' | 'create' | 'delete' | 'list' | 'annotate';
+  /** v1 Pods: instance state, stopping one instance, crash markers. */
+  pods: 'get' | 'delete' | 'list' | 'annotate';
+  /** v1 Events: a pod's, for the words of a probe kill. */
+  events: 'list';
+  /** coordination.k8s.io/v1 Leases: which worker writes the cache. */
+  leases: 'get' | 'create' | 'replace';
+}
+
+/** One resource's client: only its verbs. */
+export type Client<R extends ResourceName> = Pick<ResourceClient<ResourceObjects[R]>, ResourceVerbs[R]>;
+
+/** A typed client per resource, as client-go's clientset has. */
+export type Resources = { readonly [R in ResourceName]: Client<R> };
+
+export interface KubernetesPort extends Resources {
   getNamespace(name: string): Promise<Stored<Namespace> | undefined>;
 
   /** The API server's `/version` (readable by every client: no Role grants it). */
@@ -219,9 +222,4 @@ export interface KubernetesPort {
     options: WatchOptions,
     onEvent: (event: WatchEvent<Watched[R]>) => void,
   ): WatchHandle;
-
-  // coordination.k8s.io/v1 Leases: which worker writes the cache.
-  getLease(namespace: string, name: string): Promise<Stored<Lease> | undefined>;
-  createLease(namespace: string, lease: Lease): Promise<Stored<Lease>>;
-  replaceLease(namespace: string, lease: Lease): Promise<Stored<Lease>>;
 }

@@ -5,10 +5,7 @@ import type { BackoffOptions } from './backoff.js';
 import type { KubernetesPort, Watched, WatchedResource } from './port.js';
 
 /** The part of the port a reflector uses: any `KubernetesPort` is one. */
-export type ReflectorPort = Pick<
-  KubernetesPort,
-  'listDeployments' | 'listStatefulSets' | 'listPods' | 'listJobs' | 'listEvents' | 'watch'
->;
+export type ReflectorPort = Pick<KubernetesPort, WatchedResource | 'watch'>;
 
 export type ReflectorState = 'listing' | 'watching' | 'backoff' | 'stopped';
 /** Why a full list was applied: the first one, after a 410, or on `relist()`. */
@@ -71,7 +68,7 @@ export interface ReflectorBaseOptions<P> {
   namespace: string | undefined;
   /** In query syntax (`a=b,c in (d)`); undefined: every object of the kind. */
   labelSelector?: string;
-  /** In field selector syntax; only for `events`, which are listed by field (`KubernetesPort.listEvents`). */
+  /** In field selector syntax; only for `events`, which are listed by field (the port's `events.list`). */
   fieldSelector?: string;
   /**
    * The key an object is held under (default `namespace/name`). A reflector of one namespace may use

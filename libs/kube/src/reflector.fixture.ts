@@ -49,44 +49,22 @@ export class ScriptedPort implements ReflectorPort {
   readonly answers: WeakRef<object>[] = [];
   readonly watches: FakeWatch[] = [];
 
-  listDeployments<U>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Watched['deployments'], U>,
-  ): Promise<ListResult<U>> {
-    return this.list('deployments', namespace, labelSelector, pageSize, select as Select<unknown, U>);
-  }
-  listStatefulSets<U>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Watched['statefulsets'], U>,
-  ): Promise<ListResult<U>> {
-    return this.list('statefulsets', namespace, labelSelector, pageSize, select as Select<unknown, U>);
-  }
-  listEvents(
-    namespace: string | undefined,
-    fieldSelector?: string,
-    pageSize?: number,
-  ): Promise<ListResult<Watched['events']>> {
-    return this.list('events', namespace, fieldSelector, pageSize, undefined);
-  }
-  listPods<U>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Watched['pods'], U>,
-  ): Promise<ListResult<U>> {
-    return this.list('pods', namespace, labelSelector, pageSize, select as Select<unknown, U>);
-  }
-  listJobs<U>(
-    namespace: string | undefined,
-    labelSelector?: string,
-    pageSize?: number,
-    select?: Select<Watched['jobs'], U>,
-  ): Promise<ListResult<U>> {
-    return this.list('jobs', namespace, labelSelector, pageSize, select as Select<unknown, U>);
+  readonly deployments = this.lister('deployments');
+  readonly statefulsets = this.lister('statefulsets');
+  readonly pods = this.lister('pods');
+  readonly jobs = this.lister('jobs');
+  readonly events = this.lister('events');
+
+  /** A resource's client with only `list`, answered by the script. */
+  private lister<R extends WatchedResource>(resource: R): ReflectorPort[R] {
+    const list = <U>(
+      namespace: string | undefined,
+      selector?: string,
+      pageSize?: number,
+      select?: Select<Watched[R], U>,
+    ): Promise<ListResult<U>> =>
+      this.list(resource, namespace, selector, pageSize, select as Select<unknown, U> | undefined);
+    return { list } as unknown as ReflectorPort[R];
   }
 
   private list<U>(

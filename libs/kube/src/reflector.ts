@@ -395,28 +395,18 @@ export class Reflector<R extends WatchedResource, P extends Versioned> {
     return true;
   }
 
-  private async list<U>(select: Select<AnyWatched, U>): Promise<ListResult<U>> {
-    const { kube, namespace, labelSelector, pageSize } = this;
-    switch (this.resource) {
-      case 'deployments':
-        return kube.listDeployments(namespace, labelSelector, pageSize, select);
-      case 'statefulsets':
-        return kube.listStatefulSets(namespace, labelSelector, pageSize, select);
-      case 'pods':
-        return kube.listPods(namespace, labelSelector, pageSize, select);
-      case 'jobs':
-        return kube.listJobs(namespace, labelSelector, pageSize, select);
-      case 'events': {
-        // listEvents takes a field selector and no select: events of one reason are few.
-        const { items, resourceVersion } = await kube.listEvents(namespace, this.fieldSelector, pageSize);
-        const kept: U[] = [];
-        for (const e of items) {
-          const k = select(e);
-          if (k !== undefined) kept.push(k);
-        }
-        return { items: kept, resourceVersion };
-      }
-    }
+  private list<U>(select: Select<AnyWatched, U>): Promise<ListResult<U>> {
+    // Every watched resource lists the same way; Events are chosen by a field selector, the rest by labels.
+    const client = this.kube[this.resource] as {
+      list(
+        namespace: string | undefined,
+        selector: string | undefined,
+        pageSize: number | undefined,
+        select: Select<AnyWatched, U>,
+      ): Promise<ListResult<U>>;
+    };
+    const selector = this.resource === 'events' ? this.fieldSelector : this.labelSelector;
+    return client.list(this.namespace, selector, this.pageSize, select);
   }
 
   private report(error: unknown, info: ReflectorErrorInfo): void {

@@ -5,7 +5,15 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import yaml from 'js-yaml';
-import { ClientNodeKubernetes, type KubeCallReport, type KubernetesPort, loadKubeConfig } from '@opi/kube';
+import {
+  ClientNodeKubernetes,
+  type KubeCallReport,
+  type KubeObject,
+  RESOURCE_NAMES,
+  type ResourceClient,
+  type Verb,
+  loadKubeConfig,
+} from '@opi/kube';
 import { ResourceRegistry } from '@opi/kube-sim';
 import {
   type AppliedK8s,
@@ -35,10 +43,9 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
   });
 
   it('gives the workers a Role with exactly the verbs the code sends', async () => {
-    // Which port methods the service calls: the port is `kube` wherever it is used (deps.kube, kube).
-    const port = await read('libs/kube/src/port.ts');
-    const body = port.slice(port.indexOf('export interface KubernetesPort'));
-    const methods = [...body.matchAll(/^ {2}(\w+)(?:<[^(]*>)?\(/gm)].map((m) => m[1] ?? '');
+    // What the service calls through the port: `kube.<resource>.<verb>(…)` and `kube.<method>(…)` wherever
+    // the port is used (deps.kube, kube), plus what the cache's reflectors list and watch (their list goes
+    // through `kube[resource]`, so the resources are read where the reflectors are made).
     // libs/kube holds callers too (the reflectors, the leader election), but not its own implementations
     // of the port, which call nothing through it.
     const implementations = new Set(['client-node-adapter.ts', 'with-faults.ts', 'port.ts']);
@@ -54,77 +61,61 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
         }
       }
     }
-    const used = methods.filter((m) =>
-      sources.some((s) => new RegExp(`\\bkube\\s*\\.\\s*${m}\\s*\\(`).test(s)),
-    );
-    expect(used).toEqual(expect.arrayContaining(['createDeployment', 'listPods', 'createJob']));
+    const all = sources.join('\n');
+    const used = new Set<string>();
+    for (const m of all.matchAll(/\bkube\s*\.\s*(\w+)\s*\.\s*(\w+)\s*\(/g)) used.add(`${m[1]}.${m[2]}`);
+    for (const m of all.matchAll(/\bkube\s*\.\s*(getNamespace|getServerVersion|watch)\s*\(/g))
+      used.add(m[1] ?? '');
+    // A client handed on whole (workload-verbs.ts picks `kube.deployments` or `kube.statefulsets`) is used
+    // with every verb it has.
+    const whole = new Set([...all.matchAll(/\bkube\s*\.\s*(\w+)\b(?!\s*[.(\w])/g)].map((m) => m[1] ?? ''));
+    const cache = await read('apps/worker/src/cache/cluster-cache.ts');
+    for (const m of cache.matchAll(/(?:resource: |workloads\()'(\w+)'/g)) used.add(`${m[1]}.list`);
 
-    // What each of those sends, from the adapter itself (the answers do not matter, only the requests).
+    // What the port offers: each resource's client has only its verbs, so every one must be used.
     const ns = config['OPI_NAMESPACE'] ?? '';
-    const named = { metadata: { name: 'rbac-probe' } };
-    const exercise: { [K in keyof KubernetesPort]: (k: KubernetesPort) => Promise<unknown> } = {
-      getDeployment: (k) => k.getDeployment(ns, 'x'),
-      createDeployment: (k) =>
-        k.createDeployment(ns, { apiVersion: 'apps/v1', kind: 'Deployment', ...named }),
-      replaceDeployment: (k) =>
-        k.replaceDeployment(ns, { apiVersion: 'apps/v1', kind: 'Deployment', ...named }),
-      deleteDeployment: (k) => k.deleteDeployment(ns, 'x'),
-      listDeployments: (k) => k.listDeployments(ns),
-      getStatefulSet: (k) => k.getStatefulSet(ns, 'x'),
-      createStatefulSet: (k) =>
-        k.createStatefulSet(ns, { apiVersion: 'apps/v1', kind: 'StatefulSet', ...named }),
-      replaceStatefulSet: (k) =>
-        k.replaceStatefulSet(ns, { apiVersion: 'apps/v1', kind: 'StatefulSet', ...named }),
-      deleteStatefulSet: (k) => k.deleteStatefulSet(ns, 'x'),
-      listStatefulSets: (k) => k.listStatefulSets(ns),
-      getSecret: (k) => k.getSecret(ns, 'x'),
-      createSecret: (k) => k.createSecret(ns, { apiVersion: 'v1', kind: 'Secret', ...named }),
-      replaceSecret: (k) => k.replaceSecret(ns, { apiVersion: 'v1', kind: 'Secret', ...named }),
-      deleteSecret: (k) => k.deleteSecret(ns, 'x'),
-      getPodDisruptionBudget: (k) => k.getPodDisruptionBudget(ns, 'x'),
-      createPodDisruptionBudget: (k) =>
-        k.createPodDisruptionBudget(ns, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', ...named }),
-      replacePodDisruptionBudget: (k) =>
-        k.replacePodDisruptionBudget(ns, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', ...named }),
-      deletePodDisruptionBudget: (k) => k.deletePodDisruptionBudget(ns, 'x'),
-      getJob: (k) => k.getJob(ns, 'x'),
-      createJob: (k) => k.createJob(ns, { apiVersion: 'batch/v1', kind: 'Job', ...named }),
-      replaceJob: (k) => k.replaceJob(ns, { apiVersion: 'batch/v1', kind: 'Job', ...named }),
-      deleteJob: (k) => k.deleteJob(ns, 'x'),
-      listJobs: (k) => k.listJobs(ns),
-      annotateJob: (k) => k.annotateJob(ns, 'x', { a: 'b' }),
-      listPods: (k) => k.listPods(ns),
-      deletePod: (k) => k.deletePod(ns, 'x'),
-      getPod: (k) => k.getPod(ns, 'x'),
-      annotatePod: (k) => k.annotatePod(ns, 'x', { a: 'b' }),
-      listEvents: (k) => k.listEvents(ns),
-      getNamespace: (k) => k.getNamespace(ns),
-      getServerVersion: (k) => k.getServerVersion(),
-      // One stream of each watched kind, stopped once it is open: the report comes when it ends.
-      watch: async (k) => {
-        for (const resource of ['deployments', 'statefulsets', 'pods', 'jobs', 'events'] as const) {
-          const w = k.watch(resource, ns, { timeoutSeconds: 5 }, () => undefined);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          w.stop();
-          await w.done;
-        }
-      },
-      getLease: (k) => k.getLease(ns, 'x'),
-      createLease: (k) =>
-        k.createLease(ns, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...named }),
-      replaceLease: (k) =>
-        k.replaceLease(ns, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...named }),
-    };
-    expect(Object.keys(exercise).sort()).toEqual([...methods].sort());
     const calls: KubeCallReport[] = [];
     const kube = new ClientNodeKubernetes(loadKubeConfig({ kubeconfigYaml: sim.kubeconfig() }), {
       onCall: (c) => calls.push(c),
     });
+    const named = { metadata: { name: 'rbac-probe' } };
+    const exercise = new Map<string, () => Promise<unknown>>();
+    for (const r of RESOURCE_NAMES) {
+      const client = kube[r] as Partial<ResourceClient<KubeObject>>;
+      for (const verb of Object.keys(client) as Verb[]) {
+        if (whole.has(r)) used.add(`${r}.${verb}`);
+        const probe: Record<Verb, () => Promise<unknown> | undefined> = {
+          get: () => client.get?.(ns, 'x'),
+          create: () => client.create?.(ns, named),
+          replace: () => client.replace?.(ns, named),
+          delete: () => client.delete?.(ns, 'x'),
+          list: () => client.list?.(ns),
+          annotate: () => client.annotate?.(ns, 'x', { a: 'b' }),
+        };
+        exercise.set(`${r}.${verb}`, async () => probe[verb]());
+      }
+    }
+    exercise.set('getNamespace', () => kube.getNamespace(ns));
+    exercise.set('getServerVersion', () => kube.getServerVersion());
+    // One stream of each watched kind, stopped once it is open: the report comes when it ends.
+    exercise.set('watch', async () => {
+      for (const resource of ['deployments', 'statefulsets', 'pods', 'jobs', 'events'] as const) {
+        const w = kube.watch(resource, ns, { timeoutSeconds: 5 }, () => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        w.stop();
+        await w.done;
+      }
+    });
+    expect([...used].filter((u) => !exercise.has(u))).toEqual([]);
+    expect([...exercise.keys()].filter((e) => !used.has(e))).toEqual([]);
+    expect([...used]).toEqual(expect.arrayContaining(['deployments.create', 'pods.list', 'jobs.create']));
+
+    // What each of those sends, from the adapter itself (the answers do not matter, only the requests).
     const registry = new ResourceRegistry();
     const expected = new Set<string>();
-    for (const m of used) {
+    for (const [m, run] of exercise) {
       calls.length = 0;
-      await exercise[m as keyof KubernetesPort](kube).catch(() => undefined);
+      await run().catch(() => undefined);
       expect([m, calls.length > 0]).toEqual([m, true]);
       for (const c of calls) {
         // /version is no resource: every client may read it (the system:public-info-viewer ClusterRole).
@@ -134,6 +125,7 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
         expected.add(`${group ?? ''}/${c.resource}:${c.verb}`);
       }
     }
+    kube.close();
 
     const role = await get<K8sObject & { rules: Rule[] }>('role', 'opi-worker', ns);
     const granted = new Set<string>();

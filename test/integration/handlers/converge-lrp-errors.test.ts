@@ -26,7 +26,7 @@ describe('converge-lrp: Kubernetes errors', () => {
     const e = await suite.newEnv();
     const lrp = newLrp();
     await e.store.desire(lrp);
-    e.kube.faults.inject({ method: 'createDeployment' });
+    e.kube.faults.inject({ resource: 'deployments', verb: 'create' });
 
     const err: unknown = await convergeLrp(e.deps, lrp.processGuid).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(KubeApiError);
@@ -48,7 +48,7 @@ describe('converge-lrp: Kubernetes errors', () => {
     const e = await suite.newEnv();
     const lrp = newLrp();
     const { generation } = await e.store.desire(lrp);
-    e.kube.faults.inject({ method: 'createDeployment', error: invalidError });
+    e.kube.faults.inject({ resource: 'deployments', verb: 'create', error: invalidError });
 
     const err: unknown = await convergeLrp(e.deps, lrp.processGuid).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(DesireRefused);
@@ -61,7 +61,7 @@ describe('converge-lrp: Kubernetes errors', () => {
     const e = await suite.newEnv();
     const lrp = newLrp(); // the sample carries registry credentials
     await e.store.desire(lrp);
-    e.kube.faults.inject({ method: 'createDeployment', error: invalidError });
+    e.kube.faults.inject({ resource: 'deployments', verb: 'create', error: invalidError });
     await convergeLrp(e.deps, lrp.processGuid).catch(() => undefined);
     expect(await secretOf(e, lrp)).toBeDefined();
     expect(await deploymentOf(e, lrp)).toBeUndefined();
@@ -74,7 +74,7 @@ describe('converge-lrp: Kubernetes errors', () => {
     const e = await suite.newEnv();
     const lrp = newLrp();
     await e.store.desire(lrp);
-    e.kube.faults.inject({ method: 'createDeployment', when: 'after', error: timeoutError });
+    e.kube.faults.inject({ resource: 'deployments', verb: 'create', when: 'after', error: timeoutError });
 
     await expect(convergeLrp(e.deps, lrp.processGuid)).rejects.toMatchObject({ transient: true });
     expect(names(e, 'deployments')).toEqual([workloadName(lrp)]);
@@ -95,7 +95,7 @@ describe('converge-lrp: Kubernetes errors', () => {
     const lrp = newLrp({ instances: 3 });
     await desireAndConverge(e, lrp);
     await e.store.update(lrp.processGuid, { instances: 1, annotation: 'scaled-down' });
-    e.kube.faults.inject({ method: 'deletePodDisruptionBudget' });
+    e.kube.faults.inject({ resource: 'poddisruptionbudgets', verb: 'delete' });
 
     await expect(convergeLrp(e.deps, lrp.processGuid)).rejects.toMatchObject({ transient: true });
     expect((await deploymentOf(e, lrp))!.spec!.replicas).toBe(1);
@@ -142,7 +142,7 @@ describe('converge-lrp: Kubernetes errors', () => {
     await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
     const { registry: _r, ...rest } = lrp;
     await e.store.desire({ ...rest, annotation: 'public image now' });
-    e.kube.faults.inject({ method: 'deleteSecret' });
+    e.kube.faults.inject({ resource: 'secrets', verb: 'delete' });
 
     await expect(convergeLrp(e.deps, lrp.processGuid)).rejects.toMatchObject({ transient: true });
     await convergeLrp(e.deps, lrp.processGuid);

@@ -82,7 +82,7 @@ describe('converge-lrp: order and concurrency', () => {
       const results = await Promise.all([convergeLrp(e.deps, lrp.processGuid), late()]);
       expect(results.filter((r) => r.kind === 'converged' && r.action === 'created')).toHaveLength(1);
 
-      const list = await e.kube.listDeployments(NS, `cloudfoundry.org/guid=${lrp.guid}`);
+      const list = await e.kube.deployments.list(NS, `cloudfoundry.org/guid=${lrp.guid}`);
       expect(list.items).toHaveLength(1);
       const d = list.items[0]!;
       expect((await secretOf(e, lrp))!.metadata.ownerReferences).toEqual([

@@ -49,7 +49,7 @@ describe('converge-lrp: stale views', () => {
     const lrp = newLrp();
     await e.store.desire(lrp);
     // The converge has read the desired record; the stop and its converge run before it looks at the cluster.
-    e.kube.before.getDeployment = async () => {
+    e.kube.before['deployments.get'] = async () => {
       await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
       await convergeLrp(e.deps, lrp.processGuid);
     };
@@ -74,7 +74,7 @@ describe('converge-lrp: stale views', () => {
     await e.store.update(lrp.processGuid, { instances: 3, annotation: 'first update' });
     let latest = 0;
     // This converge read 'first update'; a second update and its converge finish before it writes.
-    e.kube.before.getDeployment = async () => {
+    e.kube.before['deployments.get'] = async () => {
       latest = (await e.store.update(lrp.processGuid, { instances: 4, annotation: 'second update' }))!
         .generation;
       await convergeLrp(e.deps, lrp.processGuid);

@@ -87,7 +87,7 @@ describe('converge-lrp: the StatefulSet mode', () => {
     const lrp = newLrp();
     await desireAndConverge(e, lrp);
     // The same LRP also as a Deployment, as a mode switch with a lost record could leave it.
-    await e.kube.createDeployment(NS, lrpToDeployment(lrp, { runAsNonRoot: RUN_AS_NON_ROOT }));
+    await e.kube.deployments.create(NS, lrpToDeployment(lrp, { runAsNonRoot: RUN_AS_NON_ROOT }));
 
     await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
     await expect(convergeLrp(e.deps, lrp.processGuid)).resolves.toEqual({

@@ -78,7 +78,7 @@ describe('converge-lrp: a stopped LRP', () => {
       deployments: 0,
       statefulsets: 0,
     });
-    await expect(e.kube.deleteDeployment(NS, workloadName(lrp))).resolves.toBe('absent');
+    await expect(e.kube.deployments.delete(NS, workloadName(lrp))).resolves.toBe('absent');
     expect(names(e, 'deployments')).toEqual([]);
   });
 
@@ -87,8 +87,8 @@ describe('converge-lrp: a stopped LRP', () => {
     const lrp = newLrp();
     const bystander = newLrp({ appName: 'bystander' });
     // Made by an earlier installation, or a record lost: only the cluster knows it.
-    await e.kube.createDeployment(NS, lrpToDeployment(lrp, { runAsNonRoot: RUN_AS_NON_ROOT }));
-    await e.kube.createDeployment(NS, lrpToDeployment(bystander, { runAsNonRoot: RUN_AS_NON_ROOT }));
+    await e.kube.deployments.create(NS, lrpToDeployment(lrp, { runAsNonRoot: RUN_AS_NON_ROOT }));
+    await e.kube.deployments.create(NS, lrpToDeployment(bystander, { runAsNonRoot: RUN_AS_NON_ROOT }));
 
     const { existed } = await e.store.stop(lrp.processGuid, lrp.guid, lrp.version);
     expect(existed).toBe(false);

@@ -114,7 +114,7 @@ describe('report-crash: a failed health check in Diego words', () => {
     const e = await suite.newEnv();
     const uid = seedCrashedPod(e, 137);
     seedEvent(e, uid, 'Killing', 'Container opi failed startup probe, will be restarted', 69);
-    e.kube.faults.inject({ method: 'listEvents' });
+    e.kube.faults.inject({ resource: 'events', verb: 'list' });
     const result = await reportCrash({ ...e.deps, ccInternalUrl: cc.url }, payload(uid, 137));
     expect(result.kind).toBe('delivered');
     expect(descriptions()).toEqual(['APP/PROC/WEB: Exited with status 137']);

@@ -30,7 +30,7 @@ describe.each(WORKLOAD_KINDS)('sync-cluster over %ss', (kind) => {
     await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 0 });
     expect(await pendingConverges(e.producer)).toEqual([]);
 
-    await workloadVerbs(e.kube, kind).remove(NS, workloadName(gone));
+    await workloadVerbs(e.kube, kind).delete(NS, workloadName(gone));
     await e.store.update(behind.processGuid, { instances: 7, annotation: 'not yet converged' });
     await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toMatchObject({ converging: 2 });
     expect(await pendingConverges(e.producer)).toEqual([gone.processGuid, behind.processGuid].sort());
@@ -84,7 +84,7 @@ describe.each(WORKLOAD_KINDS)('sync-cluster over %ss', (kind) => {
     await desireAndConverge(e, original);
     await e.redis.del(e.store.keys.lrp(original.processGuid));
     await e.redis.hdel(e.store.keys.schedulingInfos, original.processGuid);
-    await e.kube.deleteSecret(NS, registrySecretName(original));
+    await e.kube.secrets.delete(NS, registrySecretName(original));
 
     await syncWatched(e, SYNC_LOCK_TTL_MS);
     const { registry: _r, ...withoutRegistry } = original;

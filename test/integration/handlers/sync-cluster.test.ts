@@ -64,14 +64,14 @@ describe('sync-cluster', () => {
     expect(await cachedIndexes(e.store, lrp.processGuid)).toEqual({ 'web-c': 0, 'web-a': 1, 'web-b': 2 });
 
     // web-a goes and an older-looking pod comes: the new pod takes the freed index, the others keep theirs.
-    await e.kube.deletePod(NS, 'web-a');
+    await e.kube.pods.delete(NS, 'web-a');
     removeTerminatedPods(e);
     seedPod(e, pod(lrp, 'web-0-new', -5, 'running'));
     await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect(await cachedIndexes(e.store, lrp.processGuid)).toEqual({ 'web-c': 0, 'web-0-new': 1, 'web-b': 2 });
 
     // A terminating pod is no longer an instance.
-    await e.kube.deletePod(NS, 'web-c');
+    await e.kube.pods.delete(NS, 'web-c');
     const terminating = objects(e, 'pods').find((p) => p.metadata.name === 'web-c');
     expect(terminating?.metadata.deletionTimestamp).toBeDefined();
     await syncWatched(e, SYNC_LOCK_TTL_MS);
@@ -119,11 +119,11 @@ describe('sync-cluster', () => {
     await convergeLrp(e.deps, lrp.processGuid);
 
     // The sync has read the records (a tombstone); CC desires the LRP again before it lists the cluster.
-    e.kube.before.listDeployments = async () => {
+    e.kube.before['deployments.list'] = async () => {
       await e.store.desire({ ...lrp, annotation: 'restarted' });
     };
     await syncWatched(e, SYNC_LOCK_TTL_MS);
-    expect(e.kube.before.listDeployments).toBeUndefined();
+    expect(e.kube.before['deployments.list']).toBeUndefined();
     expect((await schedulingInfos(e.store)).get(lrp.processGuid)).toBe('restarted');
     await syncWatched(e, SYNC_LOCK_TTL_MS);
     expect((await schedulingInfos(e.store)).get(lrp.processGuid)).toBe('restarted');
@@ -132,7 +132,7 @@ describe('sync-cluster', () => {
     const second = newLrp({ appName: 'second' });
     await desireAndConverge(e, second);
     await e.store.stop(second.processGuid, second.guid, second.version);
-    e.kube.before.listDeployments = async () => {
+    e.kube.before['deployments.list'] = async () => {
       await e.store.desire({ ...second, annotation: 'second restarted' });
     };
     await syncWatched(e, SYNC_LOCK_TTL_MS);

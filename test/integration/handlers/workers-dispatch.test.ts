@@ -64,7 +64,7 @@ describe('workers: dispatch through BullMQ', () => {
   /** Desires the LRP and queues its converge, its Deployment's create failing as `fault` says. */
   async function convergeJob(lrp: DesiredLrp, fault?: Pick<FaultRule, 'when' | 'times' | 'error'>) {
     const { generation } = await e.store.desire(lrp);
-    if (fault) e.kube.faults.inject({ method: 'createDeployment', ...fault });
+    if (fault) e.kube.faults.inject({ resource: 'deployments', verb: 'create', ...fault });
     const cause = `gen${generation}`;
     await e.producer.convergeLrp({ processGuid: lrp.processGuid }, cause);
     return `converge-${lrp.processGuid}-${cause}`;

@@ -79,7 +79,7 @@ async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stop
   for (const kind of ['deployment', 'statefulset'] as const) {
     const v = workloadVerbs(deps.kube, kind);
     for (const w of (await v.list(record.namespace, selector)).items) {
-      await v.remove(w.metadata.namespace ?? record.namespace ?? '', w.metadata.name);
+      await v.delete(w.metadata.namespace ?? record.namespace ?? '', w.metadata.name);
       deleted[kind]++;
     }
   }
@@ -91,7 +91,7 @@ async function stop(deps: HandlerDeps, record: Extract<LrpRecord, { state: 'stop
       spaceName: record.spaceName ?? '',
       processGuid: record.processGuid,
     };
-    await deps.kube.deleteSecret(record.namespace, registrySecretName(names));
+    await deps.kube.secrets.delete(record.namespace, registrySecretName(names));
   }
   await deps.store.confirmStopped(record.processGuid, record.generation);
   return { kind: 'stopped', deployments: deleted.deployment, statefulsets: deleted.statefulset };
@@ -168,9 +168,9 @@ async function apply(
   }
 
   if (secret) {
-    const current = await kube.getSecret(ns, secret.metadata.name);
+    const current = await kube.secrets.get(ns, secret.metadata.name);
     if (current && !current.metadata.ownerReferences?.some((r) => r.uid === workload.metadata.uid)) {
-      await kube.replaceSecret(ns, {
+      await kube.secrets.replace(ns, {
         ...ownedBy(secret, workload),
         metadata: {
           ...ownedBy(secret, workload).metadata,
@@ -183,7 +183,7 @@ async function apply(
     // workload just created for a fresh desire skips it: a Secret of an earlier generation was owned
     // by an earlier workload (collected with it) or deleted by the stop in between. (One created just
     // before a worker died, never owned, stays until the stop; it holds this app's own credentials.)
-    await kube.deleteSecret(ns, registrySecretName(lrp));
+    await kube.secrets.delete(ns, registrySecretName(lrp));
   }
 
   // Clusters before 1.21 have no policy/v1: their LRPs get none (the worker warned at start).
@@ -202,12 +202,12 @@ async function convergePdb(
   const pdb = pdbFor(lrp);
   if (pdb) {
     const owned = ownedBy(pdb, workload);
-    const current = await kube.getPodDisruptionBudget(ns, pdb.metadata.name);
-    if (!current) await createOrGet(() => kube.createPodDisruptionBudget(ns, owned));
+    const current = await kube.poddisruptionbudgets.get(ns, pdb.metadata.name);
+    if (!current) await createOrGet(() => kube.poddisruptionbudgets.create(ns, owned));
   } else if (action !== 'created') {
     // Whatever the action (as for the Secret), or a retry would leave the PDB of a scale-down behind. A PDB is
     // only ever created owned by a workload, so none but a doomed one can exist next to a new one.
-    await kube.deletePodDisruptionBudget(ns, workloadName(lrp));
+    await kube.poddisruptionbudgets.delete(ns, workloadName(lrp));
   }
 }
 
@@ -221,17 +221,17 @@ async function upsertSecret(
   name: string,
   secret: NonNullable<ReturnType<typeof registrySecret>>,
 ): Promise<void> {
-  let latest = await kube.getSecret(ns, name);
+  let latest = await kube.secrets.get(ns, name);
   if (!latest) {
     const made = await createOrGet(
-      () => kube.createSecret(ns, secret),
-      () => kube.getSecret(ns, name),
+      () => kube.secrets.create(ns, secret),
+      () => kube.secrets.get(ns, name),
     );
     if (made.created) return;
     latest = made.existing;
   }
   if (latest && JSON.stringify(latest.data) !== JSON.stringify(secret.data)) {
-    await kube.replaceSecret(ns, {
+    await kube.secrets.replace(ns, {
       ...secret,
       metadata: {
         ...secret.metadata,

@@ -22,7 +22,7 @@ export async function reportCrash(
   p: JobPayload<'reportCrash'>,
 ): Promise<Skipped | Delivered | Refused> {
   if (!deps.ccInternalUrl) return { kind: 'skipped', why: 'crash reports are off (no CC_INTERNAL_URL)' };
-  const pod = await deps.kube.getPod(p.podNamespace, p.instance);
+  const pod = await deps.kube.pods.get(p.podNamespace, p.instance);
   if (pod && pod.metadata.uid === p.podUid && reportedCrashesOf(pod) >= p.crashCount)
     return { kind: 'skipped', why: 'already reported' };
   const { podNamespace: _ns, podUid: _uid, ...report } = p;
@@ -38,10 +38,10 @@ export async function reportCrash(
     },
   );
   for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await deps.kube.getPod(p.podNamespace, p.instance);
+    const current = await deps.kube.pods.get(p.podNamespace, p.instance);
     if (current?.metadata.uid !== p.podUid || reportedCrashesOf(current) >= p.crashCount) break;
     try {
-      await deps.kube.annotatePod(
+      await deps.kube.pods.annotate(
         p.podNamespace,
         p.instance,
         { [CRASHES_REPORTED_ANNOTATION]: String(p.crashCount) },
@@ -62,7 +62,7 @@ export async function reportCrash(
 async function probeKillWords(deps: HandlerDeps, pod: Pod): Promise<string | undefined> {
   if (!mayBeProbeKilled(pod) || !pod.metadata.uid) return undefined;
   try {
-    const { items } = await deps.kube.listEvents(
+    const { items } = await deps.kube.events.list(
       pod.metadata.namespace,
       `involvedObject.kind=Pod,involvedObject.uid=${pod.metadata.uid}`,
     );

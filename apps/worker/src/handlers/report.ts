@@ -17,7 +17,7 @@ export interface JobRef {
 }
 
 export async function markJobReported(deps: HandlerDeps, job: JobRef): Promise<void> {
-  await deps.kube.annotateJob(job.namespace, job.name, {
+  await deps.kube.jobs.annotate(job.namespace, job.name, {
     [ANNOTATION_REPORTED_AT]: new Date().toISOString(),
   });
 }
@@ -131,7 +131,7 @@ function readJob(deps: HandlerDeps, kind: string, job: JobRef): Promise<Job | un
   return retryInPlace(
     deps,
     `reading the ${kind}'s Job`,
-    () => deps.kube.getJob(job.namespace, job.name),
+    () => deps.kube.jobs.get(job.namespace, job.name),
     READ_TRIES,
   );
 }

@@ -27,15 +27,15 @@ export async function settleRollout(
     return { kind: 'skipped', why: 'superseded' };
   }
   const { lrp } = record;
-  const sts = await deps.kube.getStatefulSet(lrp.namespace, workloadName(lrp));
+  const sts = await deps.kube.statefulsets.get(lrp.namespace, workloadName(lrp));
   if (!sts) return { kind: 'skipped', why: 'no statefulset' };
-  const pods = await deps.kube.listPods(lrp.namespace, lrpSelectorString(lrp.guid, lrp.version));
+  const pods = await deps.kube.pods.list(lrp.namespace, lrpSelectorString(lrp.guid, lrp.version));
   const step = rolloutStep(sts, pods.items);
   if (step.state === 'rolled-out') {
     return { kind: 'rollout-checked', state: step.state, deleted: 0, waiting: 0, last: true };
   }
   const rolling = step.state === 'rolling' ? step : { remove: [], waiting: 0 };
-  for (const name of rolling.remove) await deps.kube.deletePod(lrp.namespace, name);
+  for (const name of rolling.remove) await deps.kube.pods.delete(lrp.namespace, name);
   const next = p.check + 1;
   const last = p.once === true || next >= ROLLOUT_CHECKS;
   if (!last) await deps.producer.settleRollout({ ...p, check: next }, rolloutCheckDelayMs(next));

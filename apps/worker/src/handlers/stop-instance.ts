@@ -17,7 +17,7 @@ export async function stopInstance(
   const record = await deps.store.get(processGuid);
   if (record?.state !== 'desired') return { kind: 'skipped', why: 'lrp no longer desired' };
   const { lrp } = record;
-  const pods = await deps.kube.listPods(lrp.namespace, lrpSelectorString(lrp.guid, lrp.version));
+  const pods = await deps.kube.pods.list(lrp.namespace, lrpSelectorString(lrp.guid, lrp.version));
   const pod = pods.items.find((p) => p.metadata.name === podName);
   if (!pod) return { kind: 'instance-stopped', pod: podName, result: 'already gone' };
   const source = deps.unroute && routeSourceOfLrp(lrp);
@@ -26,6 +26,6 @@ export async function stopInstance(
     const instance = { ip, uid: pod.metadata.uid ?? '', index };
     await deps.unroute?.([...registrationsOf(source, [instance]).values()]);
   }
-  const result = await deps.kube.deletePod(lrp.namespace, podName);
+  const result = await deps.kube.pods.delete(lrp.namespace, podName);
   return { kind: 'instance-stopped', pod: podName, result };
 }

@@ -113,7 +113,7 @@ async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncRepor
     const d = await workloadVerbs(kube, listed.kind).get(listed.namespace, listed.name);
     if (!d) continue;
     const secretName = d.spec?.template.spec?.imagePullSecrets?.[0]?.name;
-    const secret = secretName ? await kube.getSecret(d.metadata.namespace ?? '', secretName) : undefined;
+    const secret = secretName ? await kube.secrets.get(d.metadata.namespace ?? '', secretName) : undefined;
     const lrp = lrpFromWorkload(d, secret);
     if (!lrp) {
       // Not restored in part: CC desires every process missing from GET /apps again, whole.
@@ -170,7 +170,7 @@ async function keepOlder(
     created(x.o) < created(y.o) || (created(x.o) === created(y.o) && x.s.kind === configured)
       ? [x, y]
       : [y, x];
-  await workloadVerbs(deps.kube, drop.s.kind).remove(drop.s.namespace, drop.s.name);
+  await workloadVerbs(deps.kube, drop.s.kind).delete(drop.s.namespace, drop.s.name);
   deps.logger.warn(
     { processGuid: a.processGuid, kept: keep.s.kind, deleted: drop.s.kind },
     'an LRP had a workload of each kind: the newer deleted',

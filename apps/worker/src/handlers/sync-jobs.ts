@@ -103,7 +103,7 @@ export async function syncJobs(deps: HandlerDeps, view: ClusterView): Promise<Jo
     const at = reportedAt(job);
     if (at) {
       if (jobFinished(job) && now - Date.parse(at) >= deps.finishedJobTtlSeconds * 1000) {
-        await kube.deleteJob(job.metadata.namespace ?? '', job.metadata.name);
+        await kube.jobs.delete(job.metadata.namespace ?? '', job.metadata.name);
         report.deleted++;
       }
       continue;

@@ -38,16 +38,16 @@ export async function ownSecretByJob(
 ): Promise<void> {
   const uid = job.metadata.uid;
   if (!uid) return;
-  const current = await kube.getSecret(namespace, secret.metadata.name);
+  const current = await kube.secrets.get(namespace, secret.metadata.name);
   if (!current || current.metadata.ownerReferences?.some((r) => r.uid === uid)) return;
-  await kube.replaceSecret(namespace, ownedBy(current, job));
+  await kube.secrets.replace(namespace, ownedBy(current, job));
 }
 
 /** Creates the Job, or reads the one a previous run made (its name is the guid's); `job` if that is gone. */
 export async function createJobOnce(kube: KubernetesPort, namespace: string, job: Job): Promise<Job> {
   const made = await createOrGet(
-    () => kube.createJob(namespace, job),
-    () => kube.getJob(namespace, job.metadata.name),
+    () => kube.jobs.create(namespace, job),
+    () => kube.jobs.get(namespace, job.metadata.name),
   );
   return made.created ? made.object : (made.existing ?? job);
 }
@@ -62,7 +62,7 @@ export async function runTask(deps: HandlerDeps, taskGuid: string): Promise<NoRe
   const ns = task.namespace;
   const secret = taskRegistrySecret(task);
   // One a previous run made is left as it is: the task's credentials do not change.
-  if (secret) await createOrGet(() => deps.kube.createSecret(ns, secret));
+  if (secret) await createOrGet(() => deps.kube.secrets.create(ns, secret));
   const job = await createJobOnce(deps.kube, ns, taskToJob(task, { runAsNonRoot: deps.runAsNonRoot }));
   if (secret) await ownSecretByJob(deps.kube, ns, secret, job);
   return { kind: 'job-created', namespace: ns, name: job.metadata.name };
@@ -73,8 +73,8 @@ export async function cancelTask(deps: HandlerDeps, taskGuid: string): Promise<N
   if (!rec) return { kind: 'no-record' };
   const ns = rec.task.namespace;
   // Background propagation: the Job's pods go too (batch/v1 would orphan them by default).
-  const job = await deps.kube.deleteJob(ns, taskJobName(taskGuid));
-  await deps.kube.deleteSecret(ns, taskRegistrySecretName(taskGuid));
+  const job = await deps.kube.jobs.delete(ns, taskJobName(taskGuid));
+  await deps.kube.secrets.delete(ns, taskRegistrySecretName(taskGuid));
   if (!rec.reported) await deps.producer.reportTask(taskGuid);
   return { kind: 'job-deleted', result: job };
 }

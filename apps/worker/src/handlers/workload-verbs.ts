@@ -1,45 +1,39 @@
 /** One kind's verbs, so the converge and the sync read and write the same whichever kind an LRP runs as. */
 import type { DesiredLrp, WorkloadKind } from '@opi/domain';
-import type { KubernetesPort, Stored } from '@opi/kube';
+import type { KubernetesPort, ResourceClient } from '@opi/kube';
 import { type Deployment, type StatefulSet, lrpToDeployment, lrpToStatefulSet } from '@opi/translation';
 import type { HandlerDeps } from '../deps.js';
 
 export type Workload = Deployment | StatefulSet;
 
-export interface WorkloadVerbs {
+/** Both workload resources have these verbs on the port, over either kind's objects. */
+type WorkloadClient = Pick<ResourceClient<Workload>, 'get' | 'create' | 'replace' | 'delete' | 'list'>;
+
+export interface WorkloadVerbs extends WorkloadClient {
   kind: WorkloadKind;
-  get(ns: string, name: string): Promise<Stored<Workload> | undefined>;
-  create(ns: string, w: Workload): Promise<Stored<Workload>>;
-  replace(ns: string, w: Workload): Promise<Stored<Workload>>;
-  remove(ns: string, name: string): Promise<unknown>;
-  list(ns: string | undefined, selector: string): Promise<{ items: Stored<Workload>[] }>;
   build(lrp: DesiredLrp, deps: Pick<HandlerDeps, 'runAsNonRoot' | 'instanceIndexEnv'>): Workload;
 }
 
+const BUILD: Record<WorkloadKind, WorkloadVerbs['build']> = {
+  deployment: (lrp, deps) => lrpToDeployment(lrp, { runAsNonRoot: deps.runAsNonRoot }),
+  statefulset: (lrp, deps) =>
+    lrpToStatefulSet(lrp, {
+      runAsNonRoot: deps.runAsNonRoot,
+      instanceIndexEnv: deps.instanceIndexEnv ?? true,
+    }),
+};
+
 export function workloadVerbs(kube: KubernetesPort, kind: WorkloadKind): WorkloadVerbs {
-  if (kind === 'deployment') {
-    return {
-      kind,
-      get: (ns, name) => kube.getDeployment(ns, name),
-      create: (ns, w) => kube.createDeployment(ns, w as Deployment),
-      replace: (ns, w) => kube.replaceDeployment(ns, w as Deployment),
-      remove: (ns, name) => kube.deleteDeployment(ns, name),
-      list: (ns, selector) => kube.listDeployments(ns, selector),
-      build: (lrp, deps) => lrpToDeployment(lrp, { runAsNonRoot: deps.runAsNonRoot }),
-    };
-  }
+  // One client for either kind: the two resources' clients differ only in their object type.
+  const client = (kind === 'deployment' ? kube.deployments : kube.statefulsets) as unknown as WorkloadClient;
   return {
     kind,
-    get: (ns, name) => kube.getStatefulSet(ns, name),
-    create: (ns, w) => kube.createStatefulSet(ns, w as StatefulSet),
-    replace: (ns, w) => kube.replaceStatefulSet(ns, w as StatefulSet),
-    remove: (ns, name) => kube.deleteStatefulSet(ns, name),
-    list: (ns, selector) => kube.listStatefulSets(ns, selector),
-    build: (lrp, deps) =>
-      lrpToStatefulSet(lrp, {
-        runAsNonRoot: deps.runAsNonRoot,
-        instanceIndexEnv: deps.instanceIndexEnv ?? true,
-      }),
+    get: (ns, name) => client.get(ns, name),
+    create: (ns, w) => client.create(ns, w),
+    replace: (ns, w) => client.replace(ns, w),
+    delete: (ns, name) => client.delete(ns, name),
+    list: (ns, selector, pageSize, select) => client.list(ns, selector, pageSize, select),
+    build: BUILD[kind],
   };
 }
 

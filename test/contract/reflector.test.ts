@@ -6,7 +6,7 @@
  *
  * Against a real API server, two cases need compactions to happen quickly and a watch served from etcd
  * rather than the watch cache (which keeps events for a while whatever etcd compacts). The realk8s
- * server of shared/ gives both with
+ * rig (docs/testing.md, "Real counterparts") gives both with
  *   EXTRA_APISERVER_FLAGS="--etcd-compaction-interval=10s --watch-cache-sizes=deployments.apps#0" ./start.sh
  * and the bookmark case uses Jobs, which stay in the watch cache (bookmarks come from it).
  */

@@ -4,7 +4,7 @@
  * (simulator only) the failure modes a test can ask for.
  *
  * Job failure asks both for the simulator's convention (KUBESIM_BEHAVIOUR=fail) and for the fake kubelet's
- * annotation of ../shared/realk8s (fake-kubelet/fail), so the same case runs on either cluster.
+ * annotation of the realk8s rig (fake-kubelet/fail; docs/testing.md), so the same case runs on either cluster.
  */
 import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import {

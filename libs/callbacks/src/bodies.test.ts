@@ -1,4 +1,4 @@
-/** The callback bodies, field for field as opi-contract.md states them. */
+/** The callback bodies, field for field as docs/cloud-controller.md states them. */
 import { describe, expect, it } from '@jest/globals';
 import {
   type CrashReport,

@@ -1,5 +1,5 @@
 /**
- * The JSON bodies CC expects, built from domain outcomes (see opi-contract.md and docs/api.md). Pure
+ * The JSON bodies CC expects, built from domain outcomes (see docs/api.md and docs/cloud-controller.md). Pure
  * functions; every string is cut to what CC stores (libs/domain/src/cc-limits.ts), whatever the outcome
  * recorded (an outcome stored by an older version may be longer).
  */

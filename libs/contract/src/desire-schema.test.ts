@@ -1,5 +1,5 @@
 /**
- * desireLrpSchema against CC's desire bodies (../../../../shared/opi-contract.md): a complete body parses,
+ * desireLrpSchema against CC's desire bodies (docs/cloud-controller.md): a complete body parses,
  * ignored and unknown fields are accepted, and every invalid body is refused with a message that names the
  * offending field (the API answers it as `{"error": {"message"}}`).
  */

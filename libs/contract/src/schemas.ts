@@ -1,5 +1,5 @@
 /**
- * CC's request bodies as zod schemas (../shared/opi-contract.md, "What CC really sends and reads").
+ * CC's request bodies as zod schemas (docs/cloud-controller.md, "What CC sends, and what it reads back").
  * Unknown fields are ignored; every field we use is checked so that bad input is refused at the edge
  * with a message naming the field, rather than failing later in a worker against the Kubernetes API.
  * Every optional field also takes `null` (optional.ts): CC sends nil as null.

@@ -1,5 +1,5 @@
 /**
- * CC's task and staging bodies (../shared/opi-contract.md, Tasks and Staging). The lifecycle pieces are
+ * CC's task and staging bodies (docs/api.md, "Tasks and staging"). The lifecycle pieces are
  * the apps' own, so a docker image or droplet is checked the same way wherever it comes from.
  */
 import { z } from 'zod';

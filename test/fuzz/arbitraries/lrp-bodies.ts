@@ -1,6 +1,6 @@
 /**
  * LRP bodies the contract accepts, with hostile names wherever it allows any string: desires and updates
- * in CC's shapes (../../../../shared/opi-contract.md, "What CC really sends and reads"): `routes` as
+ * in CC's shapes (docs/cloud-controller.md, "What CC sends, and what it reads back"): `routes` as
  * {"cf-router": [{hostname, port}]}, `egress_rules` as Diego's SecurityGroupRule in protobuf JSON,
  * `placement_tags` as isolation segment names, CC's nil for a non-http check's endpoint.
  */

@@ -196,35 +196,41 @@ export function summarizeManagedPod(
   if (!processGuid || pod.metadata.deletionTimestamp) return undefined;
   const info = podToInstance(pod, 0);
   const ordinal = ordinalOf(pod);
-  const pending = hasUnreportedCrashes(pod);
-  // The revision in the pod's literal, not added after (see summarizeWorkload); a Deployment's pod has no such key.
+  const name = pod.metadata.name;
+  const createdS = unixSeconds(pod.metadata.creationTimestamp);
+  const { state, placementError } = info;
+  const since = compactNanos(info.sinceNs);
+  const changedAtS = changedAtSeconds(pod);
+  const unreported = hasUnreportedCrashes(pod) ? slimPod(pod) : undefined;
+  // Two literals, so a Deployment's pod has no `revision` key and each shape is written whole (see
+  // summarizeWorkload: a key added after gives every summary a property store of its own).
   const summary: AppPodSummary =
     ordinal === undefined
       ? {
           kind: 'app',
           processGuid,
-          name: pod.metadata.name,
-          createdS: unixSeconds(pod.metadata.creationTimestamp),
-          state: info.state,
-          since: compactNanos(info.sinceNs),
-          placementError: info.placementError,
-          changedAtS: changedAtSeconds(pod),
+          name,
+          createdS,
+          state,
+          since,
+          placementError,
+          changedAtS,
           ordinal,
-          unreported: pending ? slimPod(pod) : undefined,
+          unreported,
           rv,
         }
       : {
           kind: 'app',
           processGuid,
-          name: pod.metadata.name,
-          createdS: unixSeconds(pod.metadata.creationTimestamp),
-          state: info.state,
-          since: compactNanos(info.sinceNs),
-          placementError: info.placementError,
-          changedAtS: changedAtSeconds(pod),
+          name,
+          createdS,
+          state,
+          since,
+          placementError,
+          changedAtS,
           ordinal,
-          unreported: pending ? slimPod(pod) : undefined,
-          revision: info.state === 'RUNNING' ? undefined : pod.metadata.labels?.[REVISION_LABEL],
+          unreported,
+          revision: state === 'RUNNING' ? undefined : pod.metadata.labels?.[REVISION_LABEL],
           rv,
         };
   const ip = pod.status?.podIP;

@@ -248,7 +248,13 @@ export async function startFakeCc(opts: FakeCcOptions = {}): Promise<FakeCc> {
           onRequest,
         );
   // Raw TCP sockets, including ones still in a TLS handshake, which closeAllConnections() would miss.
+  // A connection the kernel accepted just before down() is handed over after it: refused too, so nothing
+  // is taken once down() has begun.
   server.on('connection', (s: Socket) => {
+    if (!listening) {
+      s.destroy();
+      return;
+    }
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });

@@ -11,6 +11,7 @@ const common = {
   testEnvironment: 'node',
   moduleNameMapper: {
     '^@opi/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@opi/([a-z-]+)/([a-z-]+)$': '<rootDir>/libs/$1/src/$2.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
 };

@@ -24,7 +24,18 @@ describe('import boundaries', () => {
     );
     expect(found).toContainEqual({
       rule: 'no-restricted-imports',
-      message: expect.stringContaining('Only libs/kube talks to client-node'),
+      message: expect.stringContaining('Only libs/kube/src/client-node talks to client-node'),
+    });
+  }, 120_000);
+
+  it('client-node imported in libs/kube outside its adapter fails the lint', async () => {
+    const found = await lintAs(
+      'libs/kube/src/reflector/backoff.ts',
+      "import { KubeConfig } from '@kubernetes/client-node';\nexport const probe = KubeConfig;",
+    );
+    expect(found).toContainEqual({
+      rule: 'no-restricted-imports',
+      message: expect.stringContaining('Only libs/kube/src/client-node talks to client-node'),
     });
   }, 120_000);
 
@@ -58,7 +69,7 @@ describe('import boundaries', () => {
   }, 120_000);
 
   it('the adapter may import client-node, and the tree as it is passes', async () => {
-    expect(await lintAs('libs/kube/src/kubeconfig.ts', '')).toEqual([]);
+    expect(await lintAs('libs/kube/src/client-node/kubeconfig.ts', '')).toEqual([]);
     expect(await lintAs('libs/state/src/keys.ts', '')).toEqual([]);
   }, 120_000);
 });

@@ -8,15 +8,8 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { CallbackClient } from '@opi/callbacks';
 import type { DesiredLrp, WorkloadKind } from '@opi/domain';
-import {
-  ClientNodeKubernetes,
-  type FaultyKubernetes,
-  KubeApiError,
-  type KubeCallReport,
-  type Pod,
-  loadKubeConfig,
-  withFaults,
-} from '@opi/kube';
+import { ClientNodeKubernetes, KubeApiError, type KubeCallReport, type Pod, loadKubeConfig } from '@opi/kube';
+import { type FaultyKubernetes, withFaults } from '@opi/kube/testing';
 import { type KubeObject, type Simulator, startSimulator } from '@opi/kube-sim';
 import { createLogger } from '@opi/logging';
 import { JobProducer, workerConnection } from '@opi/queue';

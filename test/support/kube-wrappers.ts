@@ -1,5 +1,6 @@
 /** Wrappers around a KubernetesPort that put another actor's move, or random delays, between a test's calls. */
-import { type CallName, type KubernetesPort, aroundCalls } from '@opi/kube';
+import type { KubernetesPort } from '@opi/kube';
+import { type CallName, aroundCalls } from '@opi/kube/testing';
 
 /** The port with one-shot hooks run before a call: another actor's move at exactly that point. */
 export type HookedKubernetes<P extends KubernetesPort> = P & {

@@ -1,6 +1,8 @@
 /**
- * @opi/kube: the Kubernetes port the workers converge the cluster through, its adapter over
- * @kubernetes/client-node (the only place that imports it), and fault injection around any port for tests.
+ * @opi/kube: the Kubernetes port the workers converge the cluster through (port/), its adapter over
+ * @kubernetes/client-node, the only place that imports it (client-node/), the reflector that keeps a watched
+ * resource's objects (reflector/) and the Lease-based leader election (leader-election/). Test aids are in
+ * `@opi/kube/testing`.
  */
 export type {
   Client,
@@ -22,9 +24,9 @@ export type {
   Watched,
   WatchedResource,
   ServerVersion,
-} from './port.js';
-export { DEFAULT_PAGE_SIZE, RESOURCE_NAMES, isResourceName } from './port.js';
-export * from './objects.js';
+} from './port/port.js';
+export { DEFAULT_PAGE_SIZE, RESOURCE_NAMES, isResourceName } from './port/port.js';
+export * from './port/objects.js';
 export {
   AlreadyExistsError,
   ConflictError,
@@ -35,8 +37,8 @@ export {
   type CallContext,
   type KubeApiErrorInit,
   type StatusCause,
-} from './errors.js';
-export { createOrGet, type CreateOrGetResult } from './create-or-get.js';
+} from './port/errors.js';
+export { createOrGet, type CreateOrGetResult } from './port/create-or-get.js';
 export {
   ClientNodeKubernetes,
   DEFAULT_MAX_CONCURRENT_REQUESTS,
@@ -44,20 +46,8 @@ export {
   type ClientNodeKubernetesOptions,
   type KubeCallReport,
   type KubeVerb,
-} from './client-node-adapter.js';
-export { loadKubeConfig, type KubeConfigSource, type KubeConnection } from './kubeconfig.js';
-export {
-  aroundCalls,
-  unavailableError,
-  withFaults,
-  type Around,
-  type CallName,
-  type FaultControl,
-  type FaultRule,
-  type FaultTiming,
-  type FaultyKubernetes,
-  type InjectedFault,
-} from './with-faults.js';
+} from './client-node/adapter.js';
+export { loadKubeConfig, type KubeConfigSource, type KubeConnection } from './client-node/kubeconfig.js';
 export {
   DEFAULT_ACQUIRE_JITTER,
   DEFAULT_LEASE_DURATION_MS,
@@ -68,13 +58,12 @@ export {
   type LeaderElectionPhase,
   type LeaderElectorOptions,
   type LeasePort,
-} from './leader-election.js';
+} from './leader-election/leader-election.js';
 export {
   DEFAULT_DEADLINE_GRACE_MS,
   DEFAULT_HEALTHY_AFTER_MS,
   DEFAULT_WATCH_TIMEOUT_SECONDS,
   Reflector,
-  abortableSleep,
   objectKey,
   type AppliedEventType,
   type HeldVersion,
@@ -89,5 +78,4 @@ export {
   type SyncReason,
   type Versioned,
   type WatchRestartReason,
-} from './reflector.js';
-export { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.js';
+} from './reflector/reflector.js';

@@ -3,7 +3,7 @@
  * workers' Role granting exactly what the code sends (from the sources and the adapter), the API without a token.
  */
 import { readFile, readdir } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
 import {
   ClientNodeKubernetes,
@@ -48,7 +48,7 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
     // through `kube[resource]`, so the resources are read where the reflectors are made).
     // libs/kube holds callers too (the reflectors, the leader election), but not its own implementations
     // of the port, which call nothing through it.
-    const implementations = new Set(['client-node-adapter.ts', 'with-faults.ts', 'port.ts']);
+    const implementations = new Set(['client-node/adapter.ts', 'testing/with-faults.ts', 'port/port.ts']);
     const sources: string[] = [];
     for (const group of ['apps', 'libs']) {
       for (const ws of await readdir(join(repo, group))) {
@@ -56,7 +56,7 @@ describe('k8s/ on the simulated cluster (kubectl 1.20 apply -k)', () => {
         const src = join(repo, group, ws, 'src');
         const files = await walk(src).catch(() => []);
         for (const f of files.filter((x) => x.endsWith('.ts') && !/\.(test|fixture)\.ts$/.test(x))) {
-          if (group === 'libs' && ws === 'kube' && implementations.has(basename(f))) continue;
+          if (group === 'libs' && ws === 'kube' && implementations.has(relative(src, f))) continue;
           sources.push(await readFile(f, 'utf8'));
         }
       }

@@ -6,7 +6,7 @@
 import type { Job } from 'bullmq';
 import { pino } from 'pino';
 import type { DesiredLrp } from '@opi/domain';
-import type { FaultRule } from '@opi/kube';
+import type { FaultRule } from '@opi/kube/testing';
 import { QUEUE_NAMES, jobId } from '@opi/queue';
 import { ccCrashReport } from '../../support/crash-report.js';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';

@@ -1,26 +1,19 @@
 /**
- * `KubernetesPort` over @kubernetes/client-node 1.4, which only this and the client-node-*.ts and
- * kubeconfig.ts modules import: the port's semantics over the calls of client-node-calls.ts, sent
- * through the transport of client-node-transport.ts.
+ * `KubernetesPort` over @kubernetes/client-node 1.4, which only the modules of this folder import: the
+ * port's semantics over the calls of calls.ts, sent through the transport of transport.ts.
  *
  * - Answers are returned as the wire JSON the server sent, not client-node's typed models, which turn
  *   timestamps into Dates and drop fields they do not know.
  * - Every request but a watch waits for one of `maxConcurrentRequests` slots; every one, watches
- *   included, is reported to `onCall`. Watches are client-node-watch.ts.
+ *   included, is reported to `onCall`. Watches are watch.ts.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type ClientNodeCalls, type Page, type RawCalls, clientNodeCalls } from './client-node-calls.js';
-import {
-  type Answer,
-  agentReuser,
-  boundedConfiguration,
-  invalidArgument,
-  wireJson,
-} from './client-node-transport.js';
-import { openClientNodeWatch } from './client-node-watch.js';
-import { type CallContext, classify, httpStatusOf } from './errors.js';
+import { type ClientNodeCalls, type Page, type RawCalls, clientNodeCalls } from './calls.js';
+import { type Answer, agentReuser, boundedConfiguration, invalidArgument, wireJson } from './transport.js';
+import { openClientNodeWatch } from './watch.js';
+import { type CallContext, classify, httpStatusOf } from '../port/errors.js';
 import { type KubeConnection, clientNodeConfig } from './kubeconfig.js';
-import type { KubeObject, Namespace, Stored } from './objects.js';
+import type { KubeObject, Namespace, Stored } from '../port/objects.js';
 import {
   type Client,
   DEFAULT_PAGE_SIZE,
@@ -40,7 +33,7 @@ import {
   type Watched,
   type WatchedResource,
   type ServerVersion,
-} from './port.js';
+} from '../port/port.js';
 import { Semaphore } from './semaphore.js';
 
 /** Kubernetes' own verb names (as in apiserver metrics); `update` is a replace (PUT). */

@@ -1,6 +1,6 @@
 /** Shared by the reflector tests: a scripted port whose lists and watches the test answers, and a harness. */
-import { KubeApiError } from './errors.js';
-import type { Pod, Stored } from './objects.js';
+import { KubeApiError } from '../port/errors.js';
+import type { Pod, Stored } from '../port/objects.js';
 import type {
   ListResult,
   Select,
@@ -9,7 +9,7 @@ import type {
   WatchOptions,
   Watched,
   WatchedResource,
-} from './port.js';
+} from '../port/port.js';
 import {
   type HeldVersion,
   Reflector,

@@ -13,13 +13,13 @@
  * Handlers run synchronously, in order, as the loop applies each change; one that throws is reported to
  * the observer and the loop goes on.
  *
- * Here: the loop (list, watch, back-off, relist on request). What it holds is reflector-store.ts; how a
- * watch ended, reflector-watch-outcome.ts; its options and callbacks, reflector-options.ts.
+ * Here: the loop (list, watch, back-off, relist on request). What it holds is store.ts; how a
+ * watch ended, watch-outcome.ts; its options and callbacks, options.ts.
  */
 import { abortableSleep, unlessAborted } from './abortable.js';
 import { Backoff, DEFAULT_BACKOFF } from './backoff.js';
-import { type KubeApiError, classify } from './errors.js';
-import type { ListResult, Select, WatchEvent, WatchHandle, WatchedResource } from './port.js';
+import { type KubeApiError, classify } from '../port/errors.js';
+import type { ListResult, Select, WatchEvent, WatchHandle, WatchedResource } from '../port/port.js';
 import {
   DEFAULT_DEADLINE_GRACE_MS,
   DEFAULT_HEALTHY_AFTER_MS,
@@ -33,19 +33,19 @@ import {
   type RelistStats,
   type SyncReason,
   type Versioned,
-} from './reflector-options.js';
-import { type AnyWatched, HeldObjects, type Row, objectKey } from './reflector-store.js';
+} from './options.js';
+import { type AnyWatched, HeldObjects, type Row, objectKey } from './store.js';
 import {
   type WatchOutcome,
   type WatchRun,
   closedOutcome,
   errorEventOutcome,
   failedOutcome,
-} from './reflector-watch-outcome.js';
+} from './watch-outcome.js';
 
 export { abortableSleep } from './abortable.js';
-export * from './reflector-options.js';
-export { objectKey } from './reflector-store.js';
+export * from './options.js';
+export { objectKey } from './store.js';
 
 export class Reflector<R extends WatchedResource, P extends Versioned> {
   private readonly kube: ReflectorPort;

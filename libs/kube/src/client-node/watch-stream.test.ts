@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { KubeApiError } from './errors.js';
+import { KubeApiError } from '../port/errors.js';
 import { openWatchStream } from './watch-stream.js';
 
 let server: Server | undefined;

@@ -5,7 +5,7 @@
  * while a test runs. A rule names a resource and a verb, as the Role does. `watch`, `getNamespace` and
  * `getServerVersion` are not covered: the simulator's own faults cut watch streams.
  */
-import { KubeApiError } from './errors.js';
+import { KubeApiError } from '../port/errors.js';
 import {
   type KubernetesPort,
   type ResourceClient,
@@ -13,7 +13,7 @@ import {
   type ResourceObjects,
   type ResourceVerbs,
   isResourceName,
-} from './port.js';
+} from '../port/port.js';
 
 /**
  * `before`: the call does not run and rejects. `after`: the call runs and its result is replaced by the

@@ -12,8 +12,8 @@ import {
   request as httpRequest,
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { type CallContext, KubeApiError, classify } from './errors.js';
-import type { WatchHandle } from './port.js';
+import { type CallContext, KubeApiError, classify } from '../port/errors.js';
+import type { WatchHandle } from '../port/port.js';
 
 /** Where and how to send the watch request; prepared afresh per watch (credentials may rotate). */
 export interface WatchTarget {

@@ -1,8 +1,8 @@
 /** Shared by the leader election tests: virtual time, one Lease with optimistic concurrency, candidates. */
 import { expect } from '@jest/globals';
-import { AlreadyExistsError, ConflictError, KubeApiError } from './errors.js';
+import { AlreadyExistsError, ConflictError, KubeApiError } from '../port/errors.js';
 import { LeaderElector, type LeaderElectorOptions, type LeasePort } from './leader-election.js';
-import type { Lease, Stored } from './objects.js';
+import type { Lease, Stored } from '../port/objects.js';
 
 export const NS = 'opi-system';
 export const NAME = 'opi-cache-writer';

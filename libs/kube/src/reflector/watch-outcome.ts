@@ -2,8 +2,8 @@
  * How one of a reflector's watches ended, told from how long it ran, what it delivered and what it
  * failed with: the reflector re-watches, backs off or relists by it.
  */
-import { type CallContext, KubeApiError, classify } from './errors.js';
-import type { WatchStatus } from './port.js';
+import { type CallContext, KubeApiError, classify } from '../port/errors.js';
+import type { WatchStatus } from '../port/port.js';
 
 export type WatchOutcome =
   /** stop() or relist() ended it. */

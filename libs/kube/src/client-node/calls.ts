@@ -15,9 +15,9 @@ import {
   setHeaderOptions,
   type Configuration,
 } from '@kubernetes/client-node';
-import type { Answer } from './client-node-transport.js';
-import type { KubeObject } from './objects.js';
-import type { ResourceName, ResourceObjects, ResourceVerbs } from './port.js';
+import type { Answer } from './transport.js';
+import type { KubeObject } from '../port/objects.js';
+import type { ResourceName, ResourceObjects, ResourceVerbs } from '../port/port.js';
 
 /** client-node would otherwise label a merge patch as a JSON patch, which a real apiserver refuses. */
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

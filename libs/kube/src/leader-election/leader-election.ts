@@ -15,10 +15,10 @@
  *
  * Uses the port only (its `leases` client: `get`, `create`, `replace`).
  */
-import { createOrGet } from './create-or-get.js';
-import { ConflictError } from './errors.js';
-import type { Lease, Stored } from './objects.js';
-import type { KubernetesPort } from './port.js';
+import { createOrGet } from '../port/create-or-get.js';
+import { ConflictError } from '../port/errors.js';
+import type { Lease, Stored } from '../port/objects.js';
+import type { KubernetesPort } from '../port/port.js';
 
 /** The part of the port the elector needs. */
 export type LeasePort = Pick<KubernetesPort, 'leases'>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { KubeApiError } from './errors.js';
-import type { Deployment, Stored } from './objects.js';
-import type { DeleteResult, KubernetesPort } from './port.js';
+import { KubeApiError } from '../port/errors.js';
+import type { Deployment, Stored } from '../port/objects.js';
+import type { DeleteResult, KubernetesPort } from '../port/port.js';
 import { withFaults } from './with-faults.js';
 
 /** A port stub holding Deployments in a map; every other resource is missing (and unused here). */

@@ -24,7 +24,7 @@ import {
   type Configuration,
   type HttpLibrary,
 } from '@kubernetes/client-node';
-import { KubeApiError, requestTimeoutError } from './errors.js';
+import { KubeApiError, requestTimeoutError } from '../port/errors.js';
 
 /** What the generated `…WithHttpInfo` calls resolve to; the body is our buffered copy. */
 export interface Answer {

@@ -2,7 +2,7 @@
  * A reflector's options, and what it tells its handler (the changes) and its observer (metrics and logs).
  */
 import type { BackoffOptions } from './backoff.js';
-import type { KubernetesPort, Watched, WatchedResource } from './port.js';
+import type { KubernetesPort, Watched, WatchedResource } from '../port/port.js';
 
 /** The part of the port a reflector uses: any `KubernetesPort` is one. */
 export type ReflectorPort = Pick<KubernetesPort, WatchedResource | 'watch'>;

@@ -5,8 +5,8 @@
  */
 import { Agent as HttpAgent } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type AgentReuser, invalidArgument } from './client-node-transport.js';
-import type { WatchEvent, WatchHandle, WatchOptions, Watched, WatchedResource } from './port.js';
+import { type AgentReuser, invalidArgument } from './transport.js';
+import type { WatchEvent, WatchHandle, WatchOptions, Watched, WatchedResource } from '../port/port.js';
 import { openWatchStream } from './watch-stream.js';
 
 /** A watch's client deadline beyond the server's timeoutSeconds, and without one (see WatchOptions). */

@@ -1,7 +1,7 @@
 /** The reflector's loop: the first list, watching and re-watching, back-off on errors, stop. */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Backoff } from './backoff.js';
-import { KubeApiError } from './errors.js';
+import { KubeApiError } from '../port/errors.js';
 import {
   flush,
   Harness,

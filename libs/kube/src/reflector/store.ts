@@ -2,14 +2,8 @@
  * What a reflector holds: the caller's projection of each object, keyed `namespace/name`, changed by watch
  * events and by full lists (mark and sweep), each change passed to the handler as it is applied.
  */
-import type { Watched, WatchedResource } from './port.js';
-import type {
-  HeldVersion,
-  ReflectorErrorInfo,
-  ReflectorHandler,
-  SyncReason,
-  Versioned,
-} from './reflector-options.js';
+import type { Watched, WatchedResource } from '../port/port.js';
+import type { HeldVersion, ReflectorErrorInfo, ReflectorHandler, SyncReason, Versioned } from './options.js';
 
 /** An object of any watched kind. */
 export type AnyWatched = Watched[WatchedResource];

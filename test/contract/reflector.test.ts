@@ -15,8 +15,6 @@ import {
   AlreadyExistsError,
   ClientNodeKubernetes,
   ConflictError,
-  type Deployment,
-  type Job,
   KubeApiError,
   type KubeCallReport,
   type Stored,
@@ -26,6 +24,7 @@ import {
   type WatchedResource,
   loadKubeConfig,
 } from '@opi/kube';
+import type { Deployment, Job } from '@opi/kube-objects';
 import { type TestCluster, describeSimOnly, eventually, startTestCluster } from './cluster.js';
 import { type HoldProxy, startHoldProxy } from './hold-proxy.js';
 

@@ -28,7 +28,7 @@ import type {
   Probe,
   Secret,
   TemplateMeta,
-} from '@opi/translation';
+} from '@opi/kube-objects';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN_PART = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -11,14 +11,11 @@ import {
   AlreadyExistsError,
   ClientNodeKubernetes,
   ConflictError,
-  type Deployment,
-  type Job,
   KubeApiError,
   type KubeCallReport,
-  type PodDisruptionBudget,
-  type StatefulSet,
   loadKubeConfig,
 } from '@opi/kube';
+import type { Deployment, Job, PodDisruptionBudget, StatefulSet } from '@opi/kube-objects';
 import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
 import { eventually } from '../support/eventually.js';
 

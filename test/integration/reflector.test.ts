@@ -13,12 +13,12 @@ import {
   type HeldVersion,
   type KubeApiError,
   type KubeCallReport,
-  type Pod,
   Reflector,
   type ReflectorState,
   type SyncReason,
   loadKubeConfig,
 } from '@opi/kube';
+import type { Pod } from '@opi/kube-objects';
 import { type Simulator, startSimulator } from '@opi/kube-sim';
 import { eventually } from '../support/eventually.js';
 

@@ -3,7 +3,7 @@
  * (GET /apps, queued converges, cached instance indexes), and pods as a ReplicaSet and kubelet leave them.
  */
 import type { DesiredLrp } from '@opi/domain';
-import type { Pod } from '@opi/kube';
+import type { Pod } from '@opi/kube-objects';
 import { type JobProducer, QUEUE_NAMES } from '@opi/queue';
 import { CacheWriter, type StateStore } from '@opi/state';
 import { labelsFor, lrpToDeployment } from '@opi/translation';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { containerStatusOf, latestTermination } from './container-status.js';
-import type { ContainerStateTerminated, ContainerStatus, Pod } from './k8s-objects.js';
+import type { ContainerStateTerminated, ContainerStatus, Pod } from '@opi/kube-objects';
 
 const status = (name: string, extra: Partial<ContainerStatus> = {}): ContainerStatus => ({
   name,

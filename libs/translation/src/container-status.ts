@@ -1,5 +1,5 @@
 /** Reading a pod's container statuses: which container, and how it last ended. */
-import type { ContainerStateTerminated, ContainerStatus, Pod } from './k8s-objects.js';
+import type { ContainerStateTerminated, ContainerStatus, Pod } from '@opi/kube-objects';
 
 /** The status of the container named `name`, else the first (a pod written by hand may name it otherwise). */
 export function containerStatusOf(pod: Pod, name: string): ContainerStatus | undefined {

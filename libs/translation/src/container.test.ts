@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ResourceSizes } from './container.js';
 import { containerResources, containerSecurityContext } from './container.js';
-import type { ResourceRequirements, SecurityContext } from './k8s-objects.js';
+import type { ResourceRequirements, SecurityContext } from '@opi/kube-objects';
 
 describe('containerResources', () => {
   it.each<[ResourceSizes, ResourceRequirements]>([

@@ -1,5 +1,5 @@
 /** Container settings every workload of the service shares: apps, tasks and staging. */
-import type { ResourceRequirements, SecurityContext } from './k8s-objects.js';
+import type { ResourceRequirements, SecurityContext } from '@opi/kube-objects';
 
 export interface ResourceSizes {
   memoryMb: number;

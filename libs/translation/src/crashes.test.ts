@@ -8,7 +8,7 @@ import {
   hasUnreportedCrashes,
   reportedCrashesOf,
 } from './crashes.js';
-import type { ContainerState, ContainerStatus, Pod } from './k8s-objects.js';
+import type { ContainerState, ContainerStatus, Pod } from '@opi/kube-objects';
 
 const T0 = '2020-05-11T15:52:25Z';
 const T0_S = 1589212345;

@@ -16,7 +16,7 @@ import { latestTermination } from './container-status.js';
 import { describeCondition, describeExit } from './diego-words.js';
 import { CRASH_WAITING_REASONS, appStatus } from './instances.js';
 import { describeProbeKill, mayBeProbeKill } from './probe-kills.js';
-import type { ContainerStatus, CoreEvent, Pod } from './k8s-objects.js';
+import type { ContainerStatus, CoreEvent, Pod } from '@opi/kube-objects';
 import { LABEL_PROCESS_TYPE } from './labels.js';
 import { unixSeconds } from './time.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DesiredLrp } from '@opi/domain';
 import { lrpToDeployment } from './deployment.js';
-import type { Container, Deployment, DeploymentSpec, PodSpec } from './k8s-objects.js';
+import type { Container, Deployment, DeploymentSpec, PodSpec } from '@opi/kube-objects';
 import { desiredLrpJson } from './labels.js';
 import { GUID, VERSION, sampleLrp } from './lrp.fixture.js';
 import { workloadName } from './names.js';

@@ -11,7 +11,7 @@ import type {
   PodTemplateSpec,
   Volume,
   VolumeMount,
-} from './k8s-objects.js';
+} from '@opi/kube-objects';
 import {
   LABEL_GUID,
   LABEL_VERSION,

@@ -7,7 +7,7 @@
  * message, an eviction) follows after a colon; the whole stays within Diego's bound (DIEGO_REASON_MAX).
  */
 import { DIEGO_REASON_MAX, boundText } from '@opi/domain';
-import type { ContainerStateTerminated } from './k8s-objects.js';
+import type { ContainerStateTerminated } from '@opi/kube-objects';
 
 /** One line of text: a termination message or a Kubernetes message, its whitespace runs made one space. */
 export function oneLine(text: string | undefined): string {

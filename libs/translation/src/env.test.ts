@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { containerEnv, pairsEnv, podIdentityEnv } from './env.js';
-import type { EnvVar } from './k8s-objects.js';
+import type { EnvVar } from '@opi/kube-objects';
 import { sampleLrp } from './lrp.fixture.js';
 
 const field = (name: string, fieldPath: string): EnvVar => ({

@@ -1,6 +1,6 @@
 /** The app container's environment: the request's, plus what Diego gives every CF instance. */
 import type { DesiredLrp, EnvVarPair } from '@opi/domain';
-import type { EnvVar } from './k8s-objects.js';
+import type { EnvVar } from '@opi/kube-objects';
 
 function fromField(name: string, fieldPath: string): EnvVar {
   // apiVersion is what the API server defaults it to; spelling it out keeps diffs against the live object clean.

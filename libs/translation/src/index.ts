@@ -1,4 +1,3 @@
-export type * from './k8s-objects.js';
 export * from './names.js';
 export * from './labels.js';
 export * from './kept-annotations.js';

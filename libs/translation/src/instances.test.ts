@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InstanceInfo, InstanceState } from '@opi/domain';
 import { instanceStateOf, placementErrorOf, podToInstance, sinceNsOf } from './instances.js';
-import type { ContainerState, ContainerStatus, Pod, PodCondition, PodPhase } from './k8s-objects.js';
+import type { ContainerState, ContainerStatus, Pod, PodCondition, PodPhase } from '@opi/kube-objects';
 
 const T0 = '2020-05-11T15:52:25Z';
 const T0_NS = 1589212345_000_000_000n;

@@ -2,7 +2,7 @@
 import type { InstanceInfo, InstanceState } from '@opi/domain';
 import { containerStatusOf } from './container-status.js';
 import { APP_CONTAINER } from './deployment.js';
-import type { ContainerStatus, Pod } from './k8s-objects.js';
+import type { ContainerStatus, Pod } from '@opi/kube-objects';
 import { unixNanos } from './time.js';
 
 /** Waiting reasons after which the container will not run without a change or a back-off. */

@@ -8,7 +8,7 @@ import {
 } from '@opi/domain';
 import type { JobResult } from './job-outcome.js';
 import { jobFinished, parseStagingResult, stagingOutcome, taskOutcome } from './job-outcome.js';
-import type { ContainerState, Job, JobCondition, JobStatus, Pod, PodStatus } from './k8s-objects.js';
+import type { ContainerState, Job, JobCondition, JobStatus, Pod, PodStatus } from '@opi/kube-objects';
 
 const T0 = '2020-05-11T15:52:25Z';
 const T1 = '2020-05-11T15:53:00Z';

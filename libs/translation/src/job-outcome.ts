@@ -5,7 +5,7 @@
 import type { StagingOutcome, TaskOutcome } from '@opi/domain';
 import { containerStatusOf, latestTermination } from './container-status.js';
 import { CRASH_WAITING_REASONS, placementErrorOf } from './instances.js';
-import type { ContainerStateTerminated, Job, JobCondition, Pod } from './k8s-objects.js';
+import type { ContainerStateTerminated, Job, JobCondition, Pod } from '@opi/kube-objects';
 import { describeCondition, describeExit, exitWords, oneLine } from './diego-words.js';
 import { stagingErrorIdOf, stagingFailed, usefulLine } from './staging-failure.js';
 import { STAGING_CONTAINER, TERMINATION_MESSAGE_PATH } from './staging-job.js';

@@ -5,7 +5,7 @@
  * in annotations of their own: kept-annotations.ts), so the cluster alone can rebuild it.
  */
 import { type DesiredLrp, LABEL_VALUE } from '@opi/domain';
-import type { LabelSelector } from './k8s-objects.js';
+import type { LabelSelector } from '@opi/kube-objects';
 import { annotationBytes, keptAnnotations } from './kept-annotations.js';
 
 export const LABEL_GUID = 'cloudfoundry.org/guid';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Deployment, OwnerReference, Secret } from './k8s-objects.js';
+import type { Deployment, OwnerReference, Secret } from '@opi/kube-objects';
 import { ownedBy } from './owner.js';
 
 const deployment: Deployment = {

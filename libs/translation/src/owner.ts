@@ -1,5 +1,5 @@
 /** Ownership of an object by another: an LRP's companions by its workload, a task's Secret by its Job. */
-import type { ObjectMeta, OwnerReference } from './k8s-objects.js';
+import type { ObjectMeta, OwnerReference } from '@opi/kube-objects';
 
 /** A stored object that can own others (a Deployment, StatefulSet or Job as the API server answers it). */
 export interface Owner {

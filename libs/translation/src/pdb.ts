@@ -1,6 +1,6 @@
 /** The PodDisruptionBudget that keeps half of an LRP's instances up through node drains. */
 import type { DesiredLrp } from '@opi/domain';
-import type { PodDisruptionBudget } from './k8s-objects.js';
+import type { PodDisruptionBudget } from '@opi/kube-objects';
 import { labelsFor, selectorFor } from './labels.js';
 import { workloadName } from './names.js';
 

@@ -1,7 +1,7 @@
 /** App pods in the states the sync tells apart, as the cluster stores them (managedFields and all). */
 import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
 import { lrpToDeployment } from './deployment.js';
-import type { ContainerStatus, Deployment, Pod, PodStatus } from './k8s-objects.js';
+import type { ContainerStatus, Deployment, Pod, PodStatus } from '@opi/kube-objects';
 import { ANNOTATION_GENERATION } from './labels.js';
 import { sampleLrp } from './lrp.fixture.js';
 

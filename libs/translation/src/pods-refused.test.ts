@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { CoreEvent } from './k8s-objects.js';
+import type { CoreEvent } from '@opi/kube-objects';
 import {
   STATEFULSET_REFUSAL_WINDOW_MS,
   type StatefulSetRefusal,

@@ -4,7 +4,7 @@
  * `FailedCreate` Events (`create Pod <pod> in StatefulSet <set> failed error: <the API server's message>`,
  * stateful_pod_control.go recordPodEvent). Pure.
  */
-import type { CoreEvent, Deployment } from './k8s-objects.js';
+import type { CoreEvent, Deployment } from '@opi/kube-objects';
 
 /** The field selector of the Events that say a StatefulSet's pod was refused. */
 export const STATEFULSET_REFUSAL_EVENTS = 'reason=FailedCreate,involvedObject.kind=StatefulSet';

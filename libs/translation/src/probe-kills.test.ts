@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { DIEGO_REASON_MAX } from '@opi/domain';
 import { mayBeProbeKilled, probeKillDescription } from './crashes.js';
-import type { CoreEvent, Pod, Probe } from './k8s-objects.js';
+import type { CoreEvent, Pod, Probe } from '@opi/kube-objects';
 import { goDuration, healthcheckWords } from './probe-kills.js';
 
 const UID = 'pod-uid-1';

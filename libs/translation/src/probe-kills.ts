@@ -10,7 +10,7 @@
  * 10.0.0.5:8080: connect: connection refused`, prober.go).
  */
 import { DIEGO_REASON_MAX, boundText } from '@opi/domain';
-import type { ContainerStateTerminated, CoreEvent, Pod, Probe } from './k8s-objects.js';
+import type { ContainerStateTerminated, CoreEvent, Pod, Probe } from '@opi/kube-objects';
 import { oneLine } from './diego-words.js';
 import { unixSeconds } from './time.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DesiredLrp, HealthCheckType } from '@opi/domain';
-import type { Container, Probe } from './k8s-objects.js';
+import type { Container, Probe } from '@opi/kube-objects';
 import { sampleLrp } from './lrp.fixture.js';
 import { probesFor, startupFailureThreshold } from './probes.js';
 

@@ -1,6 +1,6 @@
 /** Kubernetes probes from CC's health check. */
 import type { DesiredLrp } from '@opi/domain';
-import type { Container, Probe } from './k8s-objects.js';
+import type { Container, Probe } from '@opi/kube-objects';
 
 const STARTUP_PERIOD_S = 2;
 const DEFAULT_START_TIMEOUT_MS = 60_000;

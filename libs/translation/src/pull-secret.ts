@@ -1,6 +1,6 @@
 /** The image pull Secret of an LRP whose image is in a private registry. */
 import type { DesiredLrp, RegistryCredentials } from '@opi/domain';
-import type { Secret } from './k8s-objects.js';
+import type { Secret } from '@opi/kube-objects';
 import { labelsFor } from './labels.js';
 import { registrySecretName } from './names.js';
 import { dockerConfigJson } from './docker-config.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { DesiredLrp } from '@opi/domain';
 import { lrpToDeployment } from './deployment.js';
-import type { Deployment, Secret } from './k8s-objects.js';
+import type { Deployment, Secret } from '@opi/kube-objects';
 import {
   ANNOTATION_EGRESS_RULES,
   ANNOTATION_PLACEMENT_TAGS,

@@ -5,7 +5,7 @@
  * fields.
  */
 import type { DesiredLrp, HealthCheckType, VolumeMount } from '@opi/domain';
-import type { Deployment, Secret, StatefulSet } from './k8s-objects.js';
+import type { Deployment, Secret, StatefulSet } from '@opi/kube-objects';
 import { APP_CONTAINER } from './deployment.js';
 import { ANNOTATION_DESIRED_LRP, ANNOTATION_LAST_UPDATED, SPEC_IN_CONTAINER } from './labels.js';
 import { credentialsFromDockerConfig } from './docker-config.js';

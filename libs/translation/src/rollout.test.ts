@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Pod, StatefulSet } from './k8s-objects.js';
+import type { Pod, StatefulSet } from '@opi/kube-objects';
 import { REVISION_LABEL, type RolloutStep, rolloutStep } from './rollout.js';
 
 const UID = 'sts-uid';

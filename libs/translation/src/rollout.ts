@@ -6,7 +6,7 @@
  * the controller then creates them again from the new revision. Ready old pods are left to the controller.
  */
 import { isRunningAndReady } from './instances.js';
-import type { Pod, StatefulSet } from './k8s-objects.js';
+import type { Pod, StatefulSet } from '@opi/kube-objects';
 
 export const REVISION_LABEL = 'controller-revision-hash';
 

@@ -6,7 +6,7 @@
  */
 import type { DesiredLrp, Route } from '@opi/domain';
 import { workloadMeta } from './deployment.js';
-import type { Deployment, ObjectMeta, StatefulSet } from './k8s-objects.js';
+import type { Deployment, ObjectMeta, StatefulSet } from '@opi/kube-objects';
 import { routesFromAnnotations } from './kept-annotations.js';
 import {
   ANNOTATION_APP_NAME,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Container } from './k8s-objects.js';
+import type { Container } from '@opi/kube-objects';
 import { ANNOTATION_REPORTED_AT, jobName, reportedAt, runOnceJob } from './run-once-job.js';
 
 describe('jobName', () => {

@@ -3,7 +3,7 @@
  * labels, annotations and selectors that tell one kind of run from the other.
  */
 import type { DesiredTask } from '@opi/domain';
-import type { Container, Job, JobSpec } from './k8s-objects.js';
+import type { Container, Job, JobSpec } from '@opi/kube-objects';
 import {
   ANNOTATION_APP_NAME,
   ANNOTATION_ORG_NAME,

@@ -3,7 +3,7 @@ import { crashReportsFor, reportedCrashesOf } from './crashes.js';
 import { podToInstance } from './instances.js';
 import { jobFinished, taskOutcome } from './job-outcome.js';
 import { sampleTask } from './job.fixture.js';
-import type { Pod } from './k8s-objects.js';
+import type { Pod } from '@opi/kube-objects';
 import {
   LABEL_GUID,
   LABEL_MANAGED_BY,

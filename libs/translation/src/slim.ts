@@ -5,7 +5,7 @@
  * the tests pin that they answer the same.
  */
 import { CRASHES_REPORTED_ANNOTATION } from './crashes.js';
-import type { ContainerStatus, Job, ObjectMeta, Pod } from './k8s-objects.js';
+import type { ContainerStatus, Job, ObjectMeta, Pod } from '@opi/kube-objects';
 import {
   LABEL_GUID,
   LABEL_MANAGED_BY,

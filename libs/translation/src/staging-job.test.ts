@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { DNS_LABEL, type DesiredStaging } from '@opi/domain';
 import { STAGING_GUID, sampleStaging } from './job.fixture.js';
-import type { EnvVar } from './k8s-objects.js';
+import type { EnvVar } from '@opi/kube-objects';
 import {
   STAGING_SELECTOR,
   stagingJobName,

@@ -20,7 +20,7 @@
 import type { DesiredStaging } from '@opi/domain';
 import { containerResources, containerSecurityContext } from './container.js';
 import { pairsEnv } from './env.js';
-import type { Container, EnvVar, Job, JobSpec } from './k8s-objects.js';
+import type { Container, EnvVar, Job, JobSpec } from '@opi/kube-objects';
 import { jobName, runOnceJob, runOnceKind } from './run-once-job.js';
 
 export const SOURCE_TYPE_STAGING = 'STG';

@@ -6,7 +6,7 @@
  */
 import type { DesiredLrp } from '@opi/domain';
 import { type DeploymentSettings, podTemplateFor, workloadMeta } from './deployment.js';
-import type { StatefulSet, StatefulSetSpec } from './k8s-objects.js';
+import type { StatefulSet, StatefulSetSpec } from '@opi/kube-objects';
 import { selectorFor } from './labels.js';
 
 export interface StatefulSetSettings extends DeploymentSettings {

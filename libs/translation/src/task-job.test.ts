@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { DNS_LABEL, type DesiredTask } from '@opi/domain';
 import { TASK_GUID, sampleTask } from './job.fixture.js';
-import type { Container, EnvVar, PodSpec } from './k8s-objects.js';
+import type { Container, EnvVar, PodSpec } from '@opi/kube-objects';
 import {
   TASK_SELECTOR,
   taskJobName,

@@ -2,7 +2,7 @@
 import type { DesiredTask } from '@opi/domain';
 import { containerResources, containerSecurityContext } from './container.js';
 import { pairsEnv, podIdentityEnv } from './env.js';
-import type { Container, Job, JobSpec, Secret } from './k8s-objects.js';
+import type { Container, Job, JobSpec, Secret } from '@opi/kube-objects';
 import { dockerConfigSecret } from './pull-secret.js';
 import { ANNOTATION_APP_NAME, ANNOTATION_ORG_NAME, ANNOTATION_SPACE_NAME, LABEL_APP_GUID } from './labels.js';
 import { ANNOTATION_COMPLETION_CALLBACK, jobName, runOnceJob, runOnceKind } from './run-once-job.js';

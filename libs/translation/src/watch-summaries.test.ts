@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { crashReportsFor, reportedCrashesOf } from './crashes.js';
 import { podToInstance } from './instances.js';
-import type { Deployment, Pod } from './k8s-objects.js';
+import type { Deployment, Pod } from '@opi/kube-objects';
 import {
   ANNOTATION_GENERATION,
   ANNOTATION_PROCESS_GUID,

@@ -9,7 +9,7 @@ import { type InstanceState, type WorkloadKind, processGuidOf } from '@opi/domai
 import { hasUnreportedCrashes } from './crashes.js';
 import { POD_INDEX_LABEL } from './env.js';
 import { podToInstance } from './instances.js';
-import type { Deployment, Pod, StatefulSet } from './k8s-objects.js';
+import type { Deployment, Pod, StatefulSet } from '@opi/kube-objects';
 import { SOURCE_TYPE_STAGING } from './staging-job.js';
 import { SOURCE_TYPE_TASK } from './task-job.js';
 import {

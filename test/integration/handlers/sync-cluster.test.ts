@@ -4,7 +4,7 @@
  * indexes, one sync at a time under a lock that outlives a dead holder only briefly, and desires that
  * arrive while a sync runs.
  */
-import type { Pod } from '@opi/kube';
+import type { Pod } from '@opi/kube-objects';
 import { convergeLrp } from '../../../apps/worker/src/index.js';
 import {
   NS,

@@ -20,13 +20,9 @@ import {
   APP_SELECTOR,
   JOB_SELECTOR,
   MANAGED_SELECTOR,
-  type Deployment,
-  type StatefulSet,
   type AppPodSummary,
   type WorkloadSummary,
-  type Job,
   type ManagedPodSummary,
-  type Pod,
   assignIndexMap,
   jobPodKey,
   rolloutHeldUp,
@@ -44,6 +40,7 @@ import {
   type RouteSource,
   sameRouteSource,
 } from '@opi/translation';
+import type { Deployment, Job, Pod, StatefulSet } from '@opi/kube-objects';
 import { type WorkloadKind, shownIndexes } from '@opi/domain';
 import {
   type HeldVersion,

@@ -1,5 +1,6 @@
 /** What the cluster cache offers the sync, its health and its metrics (the ClusterCache implements it). */
-import type { Job, Pod, WorkloadSummary } from '@opi/translation';
+import type { WorkloadSummary } from '@opi/translation';
+import type { Job, Pod } from '@opi/kube-objects';
 import type { Stored } from '@opi/kube';
 
 /** What the sync reads of the watched cluster. */

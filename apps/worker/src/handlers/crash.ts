@@ -12,7 +12,7 @@ import {
   probeKillDescription,
   reportedCrashesOf,
 } from '@opi/translation';
-import type { Pod } from '@opi/translation';
+import type { Pod } from '@opi/kube-objects';
 import type { HandlerDeps } from '../deps.js';
 import type { Delivered, Refused, Skipped } from './outcome.js';
 import { postToCc } from './report.js';

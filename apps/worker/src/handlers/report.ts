@@ -6,7 +6,8 @@
  */
 import { UnrecoverableError } from 'bullmq';
 import { CallbackUrlError } from '@opi/callbacks';
-import { ANNOTATION_REPORTED_AT, type Job, reportedAt } from '@opi/translation';
+import { ANNOTATION_REPORTED_AT, reportedAt } from '@opi/translation';
+import type { Job } from '@opi/kube-objects';
 import type { HandlerDeps } from '../deps.js';
 import type { Delivered, Refused, Skipped } from './outcome.js';
 

@@ -9,8 +9,6 @@ import type { TaskRecord } from '@opi/state';
 import {
   ANNOTATION_STAGING_GUID,
   ANNOTATION_TASK_GUID,
-  type Job,
-  type Pod,
   jobFinished,
   reportedAt,
   stagingOutcome,
@@ -18,6 +16,7 @@ import {
   taskJobName,
   taskOutcome,
 } from '@opi/translation';
+import type { Job, Pod } from '@opi/kube-objects';
 import type { ClusterView } from '../cache/cluster-view.js';
 import type { HandlerDeps } from '../deps.js';
 import { markJobReported } from './report.js';

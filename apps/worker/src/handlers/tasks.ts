@@ -6,14 +6,13 @@
 import { type KubernetesPort, createOrGet } from '@opi/kube';
 import { taskCompletedBody } from '@opi/callbacks';
 import {
-  type Job,
-  type Secret,
   ownedBy,
   taskJobName,
   taskRegistrySecret,
   taskRegistrySecretName,
   taskToJob,
 } from '@opi/translation';
+import type { Job, Secret } from '@opi/kube-objects';
 import type { HandlerDeps } from '../deps.js';
 import {
   type Delivered,

@@ -1,7 +1,8 @@
 /** One kind's verbs, so the converge and the sync read and write the same whichever kind an LRP runs as. */
 import type { DesiredLrp, WorkloadKind } from '@opi/domain';
 import type { KubernetesPort, ResourceClient } from '@opi/kube';
-import { type Deployment, type StatefulSet, lrpToDeployment, lrpToStatefulSet } from '@opi/translation';
+import { lrpToDeployment, lrpToStatefulSet } from '@opi/translation';
+import type { Deployment, StatefulSet } from '@opi/kube-objects';
 import type { HandlerDeps } from '../deps.js';
 
 export type Workload = Deployment | StatefulSet;

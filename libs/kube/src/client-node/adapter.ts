@@ -13,7 +13,8 @@ import { type Answer, agentReuser, boundedConfiguration, invalidArgument, wireJs
 import { openClientNodeWatch } from './watch.js';
 import { type CallContext, classify, httpStatusOf } from '../port/errors.js';
 import { type KubeConnection, clientNodeConfig } from './kubeconfig.js';
-import type { KubeObject, Namespace, Stored } from '../port/objects.js';
+import type { KubeObject, Stored } from '../port/objects.js';
+import type { Namespace } from '@opi/kube-objects';
 import {
   type Client,
   DEFAULT_PAGE_SIZE,

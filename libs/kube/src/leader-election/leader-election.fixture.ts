@@ -2,7 +2,8 @@
 import { expect } from '@jest/globals';
 import { AlreadyExistsError, ConflictError, KubeApiError } from '../port/errors.js';
 import { LeaderElector, type LeaderElectorOptions, type LeasePort } from './leader-election.js';
-import type { Lease, Stored } from '../port/objects.js';
+import type { Stored } from '../port/objects.js';
+import type { Lease } from '@opi/kube-objects';
 
 export const NS = 'opi-system';
 export const NAME = 'opi-cache-writer';

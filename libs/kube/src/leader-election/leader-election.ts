@@ -17,7 +17,8 @@
  */
 import { createOrGet } from '../port/create-or-get.js';
 import { ConflictError } from '../port/errors.js';
-import type { Lease, Stored } from '../port/objects.js';
+import type { Stored } from '../port/objects.js';
+import type { Lease } from '@opi/kube-objects';
 import type { KubernetesPort } from '../port/port.js';
 
 /** The part of the port the elector needs. */

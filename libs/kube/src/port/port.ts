@@ -18,19 +18,18 @@
  *   100,000 objects is never held whole.
  * - Everything else rejects with a `KubeApiError` whose `transient` says whether a retry can help.
  */
+import type { KubeObject, Stored } from './objects.js';
 import type {
   CoreEvent,
   Deployment,
   Job,
-  KubeObject,
   Lease,
   Namespace,
   Pod,
   PodDisruptionBudget,
   Secret,
   StatefulSet,
-  Stored,
-} from './objects.js';
+} from '@opi/kube-objects';
 
 export type DeleteResult = 'deleted' | 'absent';
 export type PatchResult = 'patched' | 'absent';

@@ -1,6 +1,7 @@
 /** Shared by the reflector tests: a scripted port whose lists and watches the test answers, and a harness. */
 import { KubeApiError } from '../port/errors.js';
-import type { Pod, Stored } from '../port/objects.js';
+import type { Stored } from '../port/objects.js';
+import type { Pod } from '@opi/kube-objects';
 import type {
   ListResult,
   Select,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { KubeApiError } from '../port/errors.js';
-import type { Deployment, Stored } from '../port/objects.js';
+import type { Stored } from '../port/objects.js';
+import type { Deployment } from '@opi/kube-objects';
 import type { DeleteResult, KubernetesPort } from '../port/port.js';
 import { withFaults } from './with-faults.js';
 

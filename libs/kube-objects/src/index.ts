@@ -1,9 +1,10 @@
 /**
- * The Kubernetes objects this service writes and reads, as wire JSON (what the API server sends and takes):
- * plain interfaces, timestamps as RFC 3339 strings, quantities as strings. Only the fields the service uses
- * or may meet are declared, each with the API's name and optionality, so that objects read from a cluster
- * type-check as they come: list items carry no apiVersion/kind, and the server writes `null` for unset
- * timestamps (e.g. `spec.template.metadata.creationTimestamp`, `lastProbeTime`).
+ * @opi/kube-objects: the Kubernetes objects this service writes and reads, as wire JSON (what the API server
+ * sends and takes): plain interfaces, timestamps as RFC 3339 strings, quantities as strings. Types only, so
+ * that the translation, the port and the tests share them without depending on one another. Only the fields
+ * the service uses or may meet are declared, each with the API's name and optionality, so that objects read
+ * from a cluster type-check as they come: list items carry no apiVersion/kind, and the server writes `null`
+ * for unset timestamps (e.g. `spec.template.metadata.creationTimestamp`, `lastProbeTime`).
  * Kept in one file past 500 lines: declarations only, one subject, whose types refer to one another.
  */
 
@@ -503,4 +504,29 @@ export interface CoreEvent {
   related?: ObjectReference;
   reportingComponent?: string;
   reportingInstance?: string;
+}
+
+// --- Namespaces ---------------------------------------------------------------------------------------
+
+export interface Namespace {
+  apiVersion?: 'v1';
+  kind?: 'Namespace';
+  metadata: ObjectMeta;
+  status?: { phase?: 'Active' | 'Terminating' };
+}
+
+// --- Leases (leader election of the cache writer) ---------------------------------------------------
+
+/** coordination.k8s.io/v1 Lease; times are RFC 3339 with microseconds (MicroTime). */
+export interface Lease {
+  apiVersion?: 'coordination.k8s.io/v1';
+  kind?: 'Lease';
+  metadata: ObjectMeta;
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
 }

@@ -4,7 +4,7 @@ export { convergeLrp } from './handlers/converge-lrp.js';
 export { syncCluster } from './handlers/sync-cluster.js';
 export * from './start.js';
 export * from './cache/index.js';
-export { onJobChanged } from './handlers/sync-jobs.js';
+export { onJobChanged } from './handlers/job-seen.js';
 export type { SyncReport } from './handlers/sync-cluster.js';
 export { StartRefusedError } from './workload-mode.js';
 export * from './routing/index.js';

@@ -14,7 +14,7 @@ import { type KubernetesPort, LeaderElector } from '@opi/kube';
 import type { Logger } from '@opi/logging';
 import { type CacheWriter, FencedOffError } from '@opi/state';
 import type { HandlerDeps } from '../deps.js';
-import { onJobChanged } from '../handlers/sync-jobs.js';
+import { onJobChanged } from '../handlers/job-seen.js';
 import { type WorkerOptions, startSyncWorker } from '../workers.js';
 import { ClusterCache } from './cluster-cache.js';
 import type { CacheKind, ClusterCacheObserver, KindStatus } from './cluster-view.js';

@@ -88,7 +88,10 @@ export function startCacheLeader(o: CacheLeaderOptions): CacheLeader {
       : {}),
     onStartedLeading: (token) => {
       void enqueue(async () => {
-        logger.info({ identity: o.identity, token }, 'holding the cache writer Lease: watching the cluster');
+        logger.info(
+          { identity: o.identity, term: token },
+          'holding the cache writer Lease: watching the cluster',
+        );
         o.workerOptions.namespaceAlarm?.cleared();
         o.observer?.leading?.(true);
         term = new Term(o, token, () => elector.isLeader());

@@ -12,6 +12,7 @@ export type {
   PatchResult,
   ResourceClient,
   ResourceName,
+  ResourceKinds,
   ResourceObjects,
   ResourceVerbs,
   Resources,

@@ -1,6 +1,6 @@
 /**
  * The adapter's per-resource table: which client-node call serves each verb of each resource the port
- * offers (ResourceVerbs; the compiler holds the two equal, and k8s/rbac.yaml is checked against it).
+ * offers (ResourceKinds; the compiler holds the two equal, and k8s/rbac.yaml is checked against it).
  * Requests go as our objects unchanged (client-node's serializer passes string timestamps through, and no
  * model of the kinds used here renames a field); patches go labelled as merge patches.
  */

@@ -148,18 +148,35 @@ export interface ResourceClient<T extends KubeObject> {
 export type Verb = keyof ResourceClient<KubeObject>;
 type Crud = 'get' | 'create' | 'replace' | 'delete';
 
-/** Each resource's object type, by plural resource name. */
-export interface ResourceObjects {
-  deployments: Deployment;
-  statefulsets: StatefulSet;
-  secrets: Secret;
-  poddisruptionbudgets: PodDisruptionBudget;
-  jobs: Job;
-  pods: Pod;
-  events: CoreEvent;
-  leases: Lease;
+/**
+ * Every resource the port has a client for, by plural name: its object type and the verbs the service
+ * uses, which are what the port offers and the Role grants (k8s/rbac.yaml is checked against this table).
+ * Adding a kind is an entry here, in RESOURCE_SET and in the adapter's calls table; the compiler asks for
+ * the other two.
+ */
+export interface ResourceKinds {
+  /** apps/v1 Deployments: one per LRP. */
+  deployments: { object: Deployment; verbs: Crud | 'list' };
+  /** apps/v1 StatefulSets: one per LRP in the StatefulSet mode (OPI_WORKLOAD_KIND=statefulset). */
+  statefulsets: { object: StatefulSet; verbs: Crud | 'list' };
+  /** v1 Secrets: image pull credentials. */
+  secrets: { object: Secret; verbs: Crud };
+  /** policy/v1 PodDisruptionBudgets: one per LRP with more than one instance, never changed after. */
+  poddisruptionbudgets: { object: PodDisruptionBudget; verbs: 'get' | 'create' | 'delete' };
+  /** batch/v1 Jobs: tasks and staging; `delete` takes their pods with them (batch/v1 would orphan them). */
+  jobs: { object: Job; verbs: 'get' | 'create' | 'delete' | 'list' | 'annotate' };
+  /** v1 Pods: instance state, stopping one instance, crash markers. */
+  pods: { object: Pod; verbs: 'get' | 'delete' | 'list' | 'annotate' };
+  /** v1 Events: a pod's, for the words of a probe kill; StatefulSets' FailedCreate. */
+  events: { object: CoreEvent; verbs: 'list' };
+  /** coordination.k8s.io/v1 Leases: which worker writes the cache. */
+  leases: { object: Lease; verbs: 'get' | 'create' | 'replace' };
 }
-export type ResourceName = keyof ResourceObjects;
+export type ResourceName = keyof ResourceKinds;
+/** Each resource's object type. */
+export type ResourceObjects = { [R in ResourceName]: ResourceKinds[R]['object'] };
+/** Each resource's verbs. */
+export type ResourceVerbs = { [R in ResourceName]: ResourceKinds[R]['verbs'] };
 
 /** Every resource the port has a client for (a record, so the compiler says when one is missing). */
 const RESOURCE_SET: Record<ResourceName, true> = {
@@ -176,26 +193,6 @@ export const RESOURCE_NAMES = Object.keys(RESOURCE_SET) as readonly ResourceName
 
 export function isResourceName(name: string): name is ResourceName {
   return Object.hasOwn(RESOURCE_SET, name);
-}
-
-/** The verbs the service uses on each resource: what the port offers and the Role grants. */
-export interface ResourceVerbs {
-  /** apps/v1 Deployments: one per LRP. */
-  deployments: Crud | 'list';
-  /** apps/v1 StatefulSets: one per LRP in the StatefulSet mode (OPI_WORKLOAD_KIND=statefulset). */
-  statefulsets: Crud | 'list';
-  /** v1 Secrets: image pull credentials. */
-  secrets: Crud;
-  /** policy/v1 PodDisruptionBudgets: one per LRP with more than one instance, never changed after. */
-  poddisruptionbudgets: 'get' | 'create' | 'delete';
-  /** batch/v1 Jobs: tasks and staging; `delete` takes their pods with them (batch/v1 would orphan them). */
-  jobs: 'get' | 'create' | 'delete' | 'list' | 'annotate';
-  /** v1 Pods: instance state, stopping one instance, crash markers. */
-  pods: 'get' | 'delete' | 'list' | 'annotate';
-  /** v1 Events: a pod's, for the words of a probe kill. */
-  events: 'list';
-  /** coordination.k8s.io/v1 Leases: which worker writes the cache. */
-  leases: 'get' | 'create' | 'replace';
 }
 
 /** One resource's client: only its verbs. */

@@ -36,18 +36,22 @@ export interface EgressRule {
   annotations?: string[];
 }
 
-export interface DesiredLrp {
-  /** `<guid>-<version>`, the LRP's identity. */
-  processGuid: string;
-  guid: string;
-  version: string;
-  processType: string;
+/** The CF app a workload runs for, and its space and org: labels, annotations and log tags carry them. */
+export interface AppIdentity {
   appGuid: string;
   appName: string;
   spaceGuid: string;
   spaceName: string;
   orgGuid: string;
   orgName: string;
+}
+
+export interface DesiredLrp extends AppIdentity {
+  /** `<guid>-<version>`, the LRP's identity. */
+  processGuid: string;
+  guid: string;
+  version: string;
+  processType: string;
   /** Kubernetes namespace, resolved (the request's or the server's default). */
   namespace: string;
   ports: number[];

@@ -2,7 +2,7 @@
  * One-off tasks and staging, as the service records them. Both run as Kubernetes Jobs and end with a
  * callback to CC; the record is the source of truth for what to run and whether CC has been told.
  */
-import type { RegistryCredentials } from './lrp.js';
+import type { AppIdentity, RegistryCredentials } from './lrp.js';
 
 export interface EnvVarPair {
   name: string;
@@ -21,17 +21,15 @@ export interface JobSpec {
   registry?: RegistryCredentials;
 }
 
-export interface DesiredTask {
-  taskGuid: string;
-  name: string;
-  appGuid: string;
-  appName: string;
-  orgGuid: string;
-  orgName: string;
-  spaceGuid: string;
-  spaceName: string;
+/** What a task and a staging share: whose they are, where they run, and where CC wants to hear their end. */
+export interface RunOnce extends AppIdentity {
   namespace: string;
   completionCallback: string;
+}
+
+export interface DesiredTask extends RunOnce {
+  taskGuid: string;
+  name: string;
   spec: JobSpec;
 }
 
@@ -55,16 +53,8 @@ export type StagingLifecycle =
       buildpackCacheChecksumAlgorithm?: string;
     };
 
-export interface DesiredStaging {
+export interface DesiredStaging extends RunOnce {
   stagingGuid: string;
-  appGuid: string;
-  appName: string;
-  orgGuid: string;
-  orgName: string;
-  spaceGuid: string;
-  spaceName: string;
-  namespace: string;
-  completionCallback: string;
   environment: EnvVarPair[];
   memoryMb: number;
   diskMb: number;

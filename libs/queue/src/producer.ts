@@ -112,31 +112,18 @@ export class JobProducer {
     };
   }
 
-  private async add<K extends 'runTask' | 'cancelTask' | 'stage'>(
-    key: K,
-    payload: JobPayload<K>,
-    id: string,
-    due: 'again' | 'once',
-  ): Promise<void> {
+  /**
+   * A run-once job or a report, by its deterministic id; `again` replaces a completed one of that id (a
+   * rerun, a report due again). Reports to CC get the callback queue's attempts and back-off.
+   */
+  private async add<
+    K extends 'runTask' | 'cancelTask' | 'stage' | 'reportTask' | 'reportStaging' | 'reportCrash',
+  >(key: K, payload: JobPayload<K>, id: string, due: 'again' | 'once'): Promise<void> {
     const spec = JOBS[key];
     const queue = this.queues[spec.queue];
     if (due === 'again') await removeCompleted(queue, id);
-    await queue.add(spec.name, spec.schema.parse(payload), { jobId: id });
-  }
-
-  private async report<K extends 'reportTask' | 'reportStaging' | 'reportCrash'>(
-    key: K,
-    payload: JobPayload<K>,
-    id: string,
-    due: 'again' | 'once',
-  ): Promise<void> {
-    const spec = JOBS[key];
-    const queue = this.queues[spec.queue];
-    if (due === 'again') await removeCompleted(queue, id);
-    await queue.add(spec.name, spec.schema.parse(payload), {
-      jobId: id,
-      ...CALLBACK_JOB_OPTIONS,
-    });
+    const options = spec.queue === QUEUE_NAMES.callback ? CALLBACK_JOB_OPTIONS : {};
+    await queue.add(spec.name, spec.schema.parse(payload), { jobId: id, ...options });
   }
 
   /**
@@ -161,16 +148,16 @@ export class JobProducer {
    * add it when the record has an outcome and is not reported, so a finished one is stale.
    */
   reportTask(taskGuid: string): Promise<void> {
-    return this.report('reportTask', { taskGuid }, jobId('report-task', taskGuid), 'again');
+    return this.add('reportTask', { taskGuid }, jobId('report-task', taskGuid), 'again');
   }
 
   reportStaging(stagingGuid: string): Promise<void> {
-    return this.report('reportStaging', { stagingGuid }, jobId('report-staging', stagingGuid), 'again');
+    return this.add('reportStaging', { stagingGuid }, jobId('report-staging', stagingGuid), 'again');
   }
 
   /** One report per crash: the id is the pod and the restart it reports. */
   reportCrash(payload: JobPayload<'reportCrash'>): Promise<void> {
-    return this.report('reportCrash', payload, jobId('crash', payload.podUid, payload.crashCount), 'once');
+    return this.add('reportCrash', payload, jobId('crash', payload.podUid, payload.crashCount), 'once');
   }
 
   /** Converge one LRP (see convergeJobOptions). */

@@ -56,15 +56,6 @@ import { RefusedPods } from './refused-pods.js';
 import { RouteFeed } from './route-feed.js';
 import type { RouteSink } from '../routing/route-emitter.js';
 
-export type {
-  CacheKind,
-  ClusterCacheObserver,
-  ClusterView,
-  KindStatus,
-  RewriteOptions,
-} from './cluster-view.js';
-export { instancesEntry } from './instances-entry.js';
-
 /** A task or staging Job as held (slim), with its version. */
 interface HeldJob {
   job: Stored<Job>;

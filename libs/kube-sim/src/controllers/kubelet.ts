@@ -13,9 +13,9 @@ import type { KubeObject } from '../types.js';
 import type { Context } from './context.js';
 import type { EventType } from './events.js';
 import type { Nodes } from './nodes.js';
-import { PortListener } from './pod-http.js';
+import { PodPorts, drainTime } from './pod-ports.js';
 import type { ContainerStateTerminated } from './pods.js';
-import { isTerminal, key, podSpec, resolvedEnv, splitKey, tcpPorts, timestamp } from './pods.js';
+import { isTerminal, key, podSpec, resolvedEnv, splitKey, timestamp } from './pods.js';
 import { WorkQueue } from './queue.js';
 import {
   type ContainerRun,
@@ -38,10 +38,7 @@ export interface KubeletOptions {
 
 export class Kubelet {
   private readonly runs = new Map<string, PodRun>();
-  private readonly servePods: boolean;
-  private stopped = false;
-  /** Listeners being closed, awaited by stop(). */
-  private readonly closing = new Set<Promise<void>>();
+  private readonly ports: PodPorts;
   /** `${node}|${image}` of images a node holds, for "already present on machine". */
   private readonly images = new Set<string>();
   private readonly statusQueue: WorkQueue;
@@ -52,7 +49,13 @@ export class Kubelet {
     private readonly nodes: Nodes,
     options: KubeletOptions = {},
   ) {
-    this.servePods = options.servePods ?? true;
+    this.ports = new PodPorts(
+      options.servePods ?? true,
+      (run) => this.runs.get(run.uid) === run,
+      (...event) => {
+        this.event(...event);
+      },
+    );
     this.statusQueue = new WorkQueue('kubelet status', ctx.timers, (uid) => {
       this.writeStatus(uid);
     });
@@ -358,8 +361,7 @@ export class Kubelet {
       if (!c.state.running) continue;
       this.event(run, c, 'Normal', 'Killing', `Stopping container ${c.name}`);
       c.logs?.push(`kubesim: received SIGTERM, stopping container ${c.name}`);
-      if (c.sim.listens && tcpPorts(c.spec).length > 0)
-        drainMs = Math.max(drainMs, c.sim.drainMs ?? Math.max(0, b.drainMs));
+      drainMs = Math.max(drainMs, drainTime(c, b.drainMs));
     }
     const grace = pod.metadata.deletionGracePeriodSeconds ?? podSpec(pod).terminationGracePeriodSeconds ?? 30;
     const graceMs = Math.max(0, grace) * 1000;
@@ -379,7 +381,7 @@ export class Kubelet {
   /** The drain time of a pod being deleted is over: its ports stop answering. */
   private drained(run: PodRun): void {
     run.drained = true;
-    this.serve(run);
+    this.ports.serve(run);
   }
 
   private remove(run: PodRun): void {
@@ -403,7 +405,7 @@ export class Kubelet {
         c.ready = false;
         c.started = false;
       }
-      this.serve(run);
+      this.ports.serve(run);
       this.writeStatus(run.uid);
     }
     store.delete(types.pods, run.namespace, run.name, {
@@ -418,63 +420,13 @@ export class Kubelet {
     this.clearTimers(run);
     this.runs.delete(uid);
     // Its ports close before its address can go to another pod.
-    this.serve(run);
+    this.ports.serve(run);
     if (run.ip) this.nodes.releaseIP(run.node, run.ip);
-  }
-
-  // ---------------------------------------------------------------------------------------------------
-  // serving
-
-  /**
-   * Opens and closes the pod's listeners to match its state: each declared TCP port of a running
-   * container answers while the pod is Running (and, when deleted, until its drain time is over). A port
-   * that cannot be bound gets a Warning Event and is not tried again for this run of the container.
-   */
-  private serve(run: PodRun): void {
-    const current = !this.stopped && this.runs.get(run.uid) === run;
-    const podRunning = current && !run.drained && run.ip !== undefined && podPhase(run) === 'Running';
-    for (const c of [...run.init, ...run.containers]) {
-      const listening = podRunning && this.servePods && c.sim.listens && c.state.running !== undefined;
-      if (!listening) {
-        this.closeListeners(c);
-        continue;
-      }
-      for (const port of tcpPorts(c.spec)) {
-        if (c.listeners.has(port) || c.bindFailed.has(port) || run.ip === undefined) continue;
-        const host = run.ip;
-        const containerID = c.containerID;
-        const listener = new PortListener(run, host, port, (err) => {
-          if (c.listeners.get(port) === listener) c.listeners.delete(port);
-          // The container may have restarted meanwhile: the failure belongs to the run that tried.
-          if (c.containerID !== containerID) return;
-          c.bindFailed.add(port);
-          this.event(
-            run,
-            c,
-            'Warning',
-            'PortBindFailed',
-            `Failed to serve port ${port} of container ${c.name} on ${host}:${port}: ${err.message}`,
-          );
-        });
-        c.listeners.set(port, listener);
-      }
-    }
-  }
-
-  private closeListeners(c: ContainerRun): void {
-    for (const listener of c.listeners.values()) {
-      const closed = listener.close();
-      this.closing.add(closed);
-      void closed.then(() => this.closing.delete(closed));
-    }
-    c.listeners.clear();
   }
 
   /** Closes every listener (the simulator stops): resolves once their ports are free. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const run of this.runs.values()) this.serve(run);
-    await Promise.all([...this.closing]);
+    await this.ports.stop(this.runs.values());
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -496,7 +448,7 @@ export class Kubelet {
 
   /** Status writes are coalesced per pod: several steps in one turn make one write. Listeners follow at once. */
   private sync(run: PodRun): void {
-    this.serve(run);
+    this.ports.serve(run);
     this.statusQueue.add(run.uid);
   }
 

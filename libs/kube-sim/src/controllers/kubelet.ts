@@ -7,15 +7,15 @@
  * stop or, once the pod is deleted, their drain time is over.
  */
 import type { LogRequest } from '../api-server.js';
-import { errors } from '../errors.js';
 import type { StoreEvent } from '../store.js';
 import type { KubeObject } from '../types.js';
+import { logExit, logSigterm, podLogs, startLog, terminationMessage } from './container-logs.js';
 import type { Context } from './context.js';
 import type { EventType } from './events.js';
 import type { Nodes } from './nodes.js';
 import { PodPorts, drainTime } from './pod-ports.js';
 import type { ContainerStateTerminated } from './pods.js';
-import { isTerminal, key, podSpec, resolvedEnv, splitKey, timestamp } from './pods.js';
+import { isTerminal, key, podSpec, splitKey, timestamp } from './pods.js';
 import { WorkQueue } from './queue.js';
 import {
   type ContainerRun,
@@ -26,10 +26,6 @@ import {
   newContainerRun,
   podPhase,
 } from './runtime.js';
-
-/** terminationMessagePolicy FallbackToLogsOnError: the log tail, at most 80 lines / 2048 bytes. */
-const FALLBACK_LOG_LINES = 80;
-const FALLBACK_LOG_BYTES = 2048;
 
 export interface KubeletOptions {
   /** Containers listen on their declared ports (default true); off: pods have IPs but nothing answers. */
@@ -208,13 +204,8 @@ export class Kubelet {
     const id = `containerd://${this.hex(64)}`;
     c.containerID = id;
     if (!c.imageID) c.imageID = imageIdOf(c.image);
-    if (c.logs !== undefined) c.previousLogs = c.logs;
     const pod = c.sim.printEnv ? this.ctx.store.get(this.ctx.types.pods, run.namespace, run.name) : undefined;
-    c.logs = [
-      `kubesim: starting container ${c.name} (image ${c.spec.image}, attempt ${c.restartCount + 1})`,
-      ...(pod ? resolvedEnv(pod, c.spec) : []),
-      ...c.sim.log,
-    ];
+    startLog(c, pod);
     c.state = { running: { startedAt: timestamp(startedMs) } };
     c.started = true;
     // A new run of the container binds its ports afresh (sync → serve).
@@ -260,8 +251,7 @@ export class Kubelet {
     const b = this.ctx.behaviour;
     const finishedMs = this.ctx.now();
     const reason = oom ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error';
-    const logs = c.logs ?? [];
-    logs.push(`kubesim: container ${c.name} exited with code ${exitCode}${oom ? ' (OOMKilled)' : ''}`);
+    const logs = logExit(c, exitCode, oom);
     const terminated: ContainerStateTerminated = {
       containerID: c.containerID ?? '',
       exitCode,
@@ -269,7 +259,7 @@ export class Kubelet {
       reason,
       startedAt: c.state.running?.startedAt ?? timestamp(startedMs),
     };
-    const message = this.terminationMessage(c, exitCode, logs);
+    const message = terminationMessage(c, exitCode, logs);
     if (message) terminated.message = message;
     c.ready = false;
     c.started = false;
@@ -338,15 +328,6 @@ export class Kubelet {
     this.exit(run, c, 137, false, startedMs);
   }
 
-  private terminationMessage(c: ContainerRun, exitCode: number, logs: string[]): string | undefined {
-    if (c.sim.terminationMessage !== undefined && c.sim.terminationMessage !== '')
-      return c.sim.terminationMessage;
-    if (c.spec.terminationMessagePolicy !== 'FallbackToLogsOnError' || exitCode === 0) return undefined;
-    let tail = logs.slice(-FALLBACK_LOG_LINES).join('\n');
-    if (tail.length > FALLBACK_LOG_BYTES) tail = tail.slice(-FALLBACK_LOG_BYTES);
-    return tail || undefined;
-  }
-
   /**
    * Graceful deletion: SIGTERM the containers; those serving ports keep answering for their drain time
    * (an app draining its connections), then stop; the pod is removed once every container stopped (the
@@ -360,7 +341,7 @@ export class Kubelet {
     for (const c of [...run.init, ...run.containers]) {
       if (!c.state.running) continue;
       this.event(run, c, 'Normal', 'Killing', `Stopping container ${c.name}`);
-      c.logs?.push(`kubesim: received SIGTERM, stopping container ${c.name}`);
+      logSigterm(c);
       drainMs = Math.max(drainMs, drainTime(c, b.drainMs));
     }
     const grace = pod.metadata.deletionGracePeriodSeconds ?? podSpec(pod).terminationGracePeriodSeconds ?? 30;
@@ -475,49 +456,8 @@ export class Kubelet {
     return out;
   }
 
-  // ---------------------------------------------------------------------------------------------------
-  // logs
-
-  /** The pods/log subresource, with the apiserver's and kubelet's error wording. */
+  /** The pods/log subresource (container-logs.ts). */
   logs(req: LogRequest): string {
-    const { store, types } = this.ctx;
-    const pod = store.get(types.pods, req.namespace, req.name);
-    if (!pod) throw errors.notFound('pods', '', req.name);
-    const spec = podSpec(pod);
-    const names = (spec.containers ?? []).map((c) => c.name);
-    const initNames = (spec.initContainers ?? []).map((c) => c.name);
-    let name = req.container;
-    if (!name) {
-      if (names.length === 1) name = names[0];
-      else {
-        const init = initNames.length ? ` or one of the init containers: [${initNames.join(' ')}]` : '';
-        throw errors.badRequest(
-          `a container name must be specified for pod ${req.name}, choose one of: [${names.join(' ')}]${init}`,
-        );
-      }
-    }
-    if (!name || (!names.includes(name) && !initNames.includes(name))) {
-      throw errors.badRequest(`container ${name ?? ''} is not valid for pod ${req.name}`);
-    }
-    // The apiserver has no kubelet to ask for a pod not yet on a node: an empty log, not an error.
-    if (!spec.nodeName) return '';
-    const run = this.runs.get(pod.metadata.uid);
-    const c = run ? [...run.init, ...run.containers].find((x) => x.name === name) : undefined;
-    let lines: string[];
-    if (req.previous) {
-      if (!c?.previousLogs) {
-        throw errors.badRequest(`previous terminated container "${name}" in pod "${req.name}" not found`);
-      }
-      lines = c.previousLogs;
-    } else {
-      if (!c?.logs) {
-        const reason = c?.state.waiting?.reason ?? 'ContainerCreating';
-        throw errors.badRequest(`container "${name}" in pod "${req.name}" is waiting to start: ${reason}`);
-      }
-      lines = c.logs;
-    }
-    if (req.tailLines !== undefined && req.tailLines >= 0)
-      lines = req.tailLines === 0 ? [] : lines.slice(-req.tailLines);
-    return lines.map((l) => `${l}\n`).join('');
+    return podLogs(this.ctx, req, (uid) => this.runs.get(uid));
   }
 }

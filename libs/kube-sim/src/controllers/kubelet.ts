@@ -11,16 +11,15 @@ import type { StoreEvent } from '../store.js';
 import type { KubeObject } from '../types.js';
 import { logExit, logSigterm, podLogs, startLog, terminationMessage } from './container-logs.js';
 import type { Context } from './context.js';
-import type { EventType } from './events.js';
 import type { Nodes } from './nodes.js';
-import { PodPorts, drainTime } from './pod-ports.js';
+import { drainTime } from './pod-ports.js';
+import { PodRuns } from './pod-runs.js';
 import type { ContainerStateTerminated } from './pods.js';
 import { isTerminal, key, podSpec, splitKey, timestamp } from './pods.js';
 import { WorkQueue } from './queue.js';
 import {
   type ContainerRun,
   type PodRun,
-  buildStatus,
   goDuration,
   imageIdOf,
   newContainerRun,
@@ -33,11 +32,9 @@ export interface KubeletOptions {
 }
 
 export class Kubelet {
-  private readonly runs = new Map<string, PodRun>();
-  private readonly ports: PodPorts;
+  private readonly runs: PodRuns;
   /** `${node}|${image}` of images a node holds, for "already present on machine". */
   private readonly images = new Set<string>();
-  private readonly statusQueue: WorkQueue;
   private readonly podQueue: WorkQueue;
 
   constructor(
@@ -45,16 +42,7 @@ export class Kubelet {
     private readonly nodes: Nodes,
     options: KubeletOptions = {},
   ) {
-    this.ports = new PodPorts(
-      options.servePods ?? true,
-      (run) => this.runs.get(run.uid) === run,
-      (...event) => {
-        this.event(...event);
-      },
-    );
-    this.statusQueue = new WorkQueue('kubelet status', ctx.timers, (uid) => {
-      this.writeStatus(uid);
-    });
+    this.runs = new PodRuns(ctx, options.servePods ?? true);
     this.podQueue = new WorkQueue('kubelet', ctx.timers, (k) => {
       this.reconcile(k);
     });
@@ -117,8 +105,8 @@ export class Kubelet {
     if (run.init.length > 0) {
       for (const c of run.containers) c.state = { waiting: { reason: 'PodInitializing' } };
     }
-    this.runs.set(run.uid, run);
-    this.sync(run);
+    this.runs.add(run);
+    this.runs.sync(run);
     if (!pod.metadata.deletionTimestamp) this.nextStep(run);
     return run;
   }
@@ -137,7 +125,7 @@ export class Kubelet {
       app.state = { waiting: { reason: 'ContainerCreating' } };
       this.launch(run, app);
     }
-    this.sync(run);
+    this.runs.sync(run);
   }
 
   /** Pull (unless the node has the image and the policy allows reuse), then create and start. */
@@ -145,15 +133,21 @@ export class Kubelet {
     const b = this.ctx.behaviour;
     const imageKey = `${run.node}|${c.image}`;
     if (!c.sim.pullError && c.spec.imagePullPolicy !== 'Always' && this.images.has(imageKey)) {
-      this.event(run, c, 'Normal', 'Pulled', `Container image "${c.spec.image}" already present on machine`);
-      this.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
+      this.runs.event(
+        run,
+        c,
+        'Normal',
+        'Pulled',
+        `Container image "${c.spec.image}" already present on machine`,
+      );
+      this.runs.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
         this.start(run, c);
       });
       return;
     }
-    this.event(run, c, 'Normal', 'Pulling', `Pulling image "${c.spec.image}"`);
+    this.runs.event(run, c, 'Normal', 'Pulling', `Pulling image "${c.spec.image}"`);
     const pullMs = this.ctx.jittered(b.pullDelayMs);
-    this.after(run, pullMs, 'pull', () => {
+    this.runs.after(run, pullMs, 'pull', () => {
       if (c.sim.pullError) {
         this.pullFailed(run, c);
         return;
@@ -162,14 +156,14 @@ export class Kubelet {
       c.imageID = imageIdOf(c.image);
       const took = goDuration(pullMs);
       const size = 10_000_000 + (parseInt(c.imageID.slice(-6), 16) % 90_000_000);
-      this.event(
+      this.runs.event(
         run,
         c,
         'Normal',
         'Pulled',
         `Successfully pulled image "${c.spec.image}" in ${took} (${took} including waiting). Image size: ${size} bytes.`,
       );
-      this.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
+      this.runs.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
         this.start(run, c);
       });
     });
@@ -179,19 +173,19 @@ export class Kubelet {
     const b = this.ctx.behaviour;
     const ref = c.image;
     const cause = `rpc error: code = NotFound desc = failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": ${ref}: not found`;
-    this.event(run, c, 'Warning', 'Failed', `Failed to pull image "${c.spec.image}": ${cause}`);
-    this.event(run, c, 'Warning', 'Failed', 'Error: ErrImagePull');
+    this.runs.event(run, c, 'Warning', 'Failed', `Failed to pull image "${c.spec.image}": ${cause}`);
+    this.runs.event(run, c, 'Warning', 'Failed', 'Error: ErrImagePull');
     c.state = { waiting: { reason: 'ErrImagePull', message: cause } };
-    this.sync(run);
-    this.after(run, this.ctx.jittered(b.pullDelayMs), 'pull back-off', () => {
+    this.runs.sync(run);
+    this.runs.after(run, this.ctx.jittered(b.pullDelayMs), 'pull back-off', () => {
       c.state = {
         waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${c.spec.image}"` },
       };
-      this.event(run, c, 'Normal', 'BackOff', `Back-off pulling image "${c.spec.image}"`);
-      this.event(run, c, 'Warning', 'Failed', 'Error: ImagePullBackOff');
-      this.sync(run);
+      this.runs.event(run, c, 'Normal', 'BackOff', `Back-off pulling image "${c.spec.image}"`);
+      this.runs.event(run, c, 'Warning', 'Failed', 'Error: ImagePullBackOff');
+      this.runs.sync(run);
       const wait = c.pullBackoffMs;
-      this.after(run, wait, 'pull retry', () => {
+      this.runs.after(run, wait, 'pull retry', () => {
         c.pullBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
         this.launch(run, c);
       });
@@ -210,23 +204,23 @@ export class Kubelet {
     c.started = true;
     // A new run of the container binds its ports afresh (sync → serve).
     c.bindFailed.clear();
-    this.event(run, c, 'Normal', 'Created', `Created container ${c.name}`);
-    this.event(run, c, 'Normal', 'Started', `Started container ${c.name}`);
-    this.sync(run);
+    this.runs.event(run, c, 'Normal', 'Created', `Created container ${c.name}`);
+    this.runs.event(run, c, 'Normal', 'Started', `Started container ${c.name}`);
+    this.runs.sync(run);
 
     const live = () => c.containerID === id && c.state.running !== undefined;
     const { behaviour, runMs, exitCode } = c.sim;
     const longRunning = !c.init || c.sidecar;
     const healthy = behaviour !== 'never-ready' && behaviour !== 'never-healthy';
     if (longRunning && healthy && !c.sim.crashOnStart) {
-      this.after(run, this.ctx.jittered(b.readyDelayMs), 'ready', () => {
+      this.runs.after(run, this.ctx.jittered(b.readyDelayMs), 'ready', () => {
         if (!live()) return;
         c.ready = true;
-        this.sync(run);
+        this.runs.sync(run);
       });
     }
     const exit = (ms: number, code: number, oom = false) => {
-      this.after(run, ms, 'exit', () => {
+      this.runs.after(run, ms, 'exit', () => {
         if (live()) this.exit(run, c, code, oom, startedMs);
       });
     };
@@ -234,7 +228,7 @@ export class Kubelet {
     else if (behaviour === 'oom') exit(runMs ?? b.crashAfterMs, 137, true);
     else if (behaviour === 'fail') exit(runMs ?? b.jobRunMs, exitCode ?? 1);
     else if (behaviour === 'never-healthy') {
-      this.after(run, runMs ?? b.crashAfterMs, 'exit', () => {
+      this.runs.after(run, runMs ?? b.crashAfterMs, 'exit', () => {
         if (live()) this.probeKill(run, c, startedMs);
       });
     } else if (!longRunning || (run.restartPolicy !== 'Always' && !c.sidecar))
@@ -278,8 +272,8 @@ export class Kubelet {
           run.initFailed = true;
         }
       }
-      this.sync(run);
-      if (podPhase(run) === 'Succeeded' || podPhase(run) === 'Failed') this.clearTimers(run);
+      this.runs.sync(run);
+      if (podPhase(run) === 'Succeeded' || podPhase(run) === 'Failed') this.runs.clearTimers(run);
       return;
     }
     // Clean running for a while resets the back-off, as kubelet does after 10 minutes (2 × its 5 min cap).
@@ -294,15 +288,15 @@ export class Kubelet {
         message: `back-off ${goDuration(wait)} restarting failed container=${c.name} pod=${podRef}`,
       },
     };
-    this.event(
+    this.runs.event(
       run,
       c,
       'Warning',
       'BackOff',
       `Back-off restarting failed container ${c.name} in pod ${podRef}`,
     );
-    this.sync(run);
-    this.after(run, wait, 'restart', () => {
+    this.runs.sync(run);
+    this.runs.after(run, wait, 'restart', () => {
       c.crashBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
       this.launch(run, c);
     });
@@ -323,8 +317,14 @@ export class Kubelet {
       ? `Get "http://${run.ip}:${port}${probe.httpGet.path ?? '/'}": ${dial}`
       : dial;
     const Kind = kind === 'startup' ? 'Startup' : 'Liveness';
-    this.event(run, c, 'Warning', 'Unhealthy', `${Kind} probe failed: ${output}`);
-    this.event(run, c, 'Normal', 'Killing', `Container ${c.name} failed ${kind} probe, will be restarted`);
+    this.runs.event(run, c, 'Warning', 'Unhealthy', `${Kind} probe failed: ${output}`);
+    this.runs.event(
+      run,
+      c,
+      'Normal',
+      'Killing',
+      `Container ${c.name} failed ${kind} probe, will be restarted`,
+    );
     this.exit(run, c, 137, false, startedMs);
   }
 
@@ -335,12 +335,12 @@ export class Kubelet {
    */
   private kill(run: PodRun, pod: KubeObject): void {
     run.terminating = true;
-    this.clearTimers(run);
+    this.runs.clearTimers(run);
     const b = this.ctx.behaviour;
     let drainMs = 0;
     for (const c of [...run.init, ...run.containers]) {
       if (!c.state.running) continue;
-      this.event(run, c, 'Normal', 'Killing', `Stopping container ${c.name}`);
+      this.runs.event(run, c, 'Normal', 'Killing', `Stopping container ${c.name}`);
       logSigterm(c);
       drainMs = Math.max(drainMs, drainTime(c, b.drainMs));
     }
@@ -349,11 +349,11 @@ export class Kubelet {
     const drainedMs = Math.min(drainMs, graceMs);
     const stoppedMs = Math.max(Math.min(this.ctx.jittered(b.terminationDelayMs), graceMs), drainedMs);
     if (drainedMs < stoppedMs) {
-      this.after(run, drainedMs, 'drained', () => {
+      this.runs.after(run, drainedMs, 'drained', () => {
         this.drained(run);
       });
     }
-    this.after(run, stoppedMs, 'remove', () => {
+    this.runs.after(run, stoppedMs, 'remove', () => {
       this.drained(run);
       this.remove(run);
     });
@@ -362,7 +362,7 @@ export class Kubelet {
   /** The drain time of a pod being deleted is over: its ports stop answering. */
   private drained(run: PodRun): void {
     run.drained = true;
-    this.ports.serve(run);
+    this.runs.serve(run);
   }
 
   private remove(run: PodRun): void {
@@ -386,8 +386,8 @@ export class Kubelet {
         c.ready = false;
         c.started = false;
       }
-      this.ports.serve(run);
-      this.writeStatus(run.uid);
+      this.runs.serve(run);
+      this.runs.writeStatus(run.uid);
     }
     store.delete(types.pods, run.namespace, run.name, {
       gracePeriodSeconds: 0,
@@ -398,56 +398,16 @@ export class Kubelet {
   private forget(uid: string): void {
     const run = this.runs.get(uid);
     if (!run) return;
-    this.clearTimers(run);
+    this.runs.clearTimers(run);
     this.runs.delete(uid);
     // Its ports close before its address can go to another pod.
-    this.ports.serve(run);
+    this.runs.serve(run);
     if (run.ip) this.nodes.releaseIP(run.node, run.ip);
   }
 
   /** Closes every listener (the simulator stops): resolves once their ports are free. */
   async stop(): Promise<void> {
-    await this.ports.stop(this.runs.values());
-  }
-
-  // ---------------------------------------------------------------------------------------------------
-  // plumbing
-
-  private after(run: PodRun, ms: number, where: string, fn: () => void): void {
-    const h = this.ctx.timers.after(ms, `kubelet ${where} ${run.namespace}/${run.name}`, () => {
-      if (h) run.timers.delete(h);
-      if (this.runs.get(run.uid) !== run) return;
-      fn();
-    });
-    if (h) run.timers.add(h);
-  }
-
-  private clearTimers(run: PodRun): void {
-    for (const h of run.timers) this.ctx.timers.cancel(h);
-    run.timers.clear();
-  }
-
-  /** Status writes are coalesced per pod: several steps in one turn make one write. Listeners follow at once. */
-  private sync(run: PodRun): void {
-    this.ports.serve(run);
-    this.statusQueue.add(run.uid);
-  }
-
-  private writeStatus(uid: string): void {
-    const run = this.runs.get(uid);
-    if (!run) return;
-    const { store, types } = this.ctx;
-    const pod = store.get(types.pods, run.namespace, run.name);
-    if (!pod || pod.metadata.uid !== uid) return;
-    const status = buildStatus(run, pod, this.ctx.now());
-    store.replace(types.pods, { ...pod, status: structuredClone(status) }, { subresource: 'status' });
-  }
-
-  private event(run: PodRun, c: ContainerRun, type: EventType, reason: string, message: string): void {
-    const pod = this.ctx.store.get(this.ctx.types.pods, run.namespace, run.name);
-    if (!pod || pod.metadata.uid !== run.uid) return;
-    const fieldPath = `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
-    this.ctx.recorder.record(pod, type, reason, message, { component: 'kubelet', host: run.node }, fieldPath);
+    await this.runs.stop();
   }
 
   private hex(n: number): string {

@@ -11,6 +11,7 @@ import type { StoreEvent } from '../store.js';
 import type { KubeObject } from '../types.js';
 import { logExit, logSigterm, podLogs, startLog, terminationMessage } from './container-logs.js';
 import type { Context } from './context.js';
+import { ImagePulls } from './image-pulls.js';
 import type { Nodes } from './nodes.js';
 import { drainTime } from './pod-ports.js';
 import { PodRuns } from './pod-runs.js';
@@ -33,8 +34,7 @@ export interface KubeletOptions {
 
 export class Kubelet {
   private readonly runs: PodRuns;
-  /** `${node}|${image}` of images a node holds, for "already present on machine". */
-  private readonly images = new Set<string>();
+  private readonly pulls: ImagePulls;
   private readonly podQueue: WorkQueue;
 
   constructor(
@@ -43,6 +43,9 @@ export class Kubelet {
     options: KubeletOptions = {},
   ) {
     this.runs = new PodRuns(ctx, options.servePods ?? true);
+    this.pulls = new ImagePulls(ctx, this.runs, (run, c) => {
+      this.start(run, c);
+    });
     this.podQueue = new WorkQueue('kubelet', ctx.timers, (k) => {
       this.reconcile(k);
     });
@@ -116,80 +119,16 @@ export class Kubelet {
     const c = run.init[run.nextInit];
     if (c) {
       run.nextInit++;
-      this.launch(run, c);
+      this.pulls.launch(run, c);
       return;
     }
     if (run.initialized) return;
     run.initialized = true;
     for (const app of run.containers) {
       app.state = { waiting: { reason: 'ContainerCreating' } };
-      this.launch(run, app);
+      this.pulls.launch(run, app);
     }
     this.runs.sync(run);
-  }
-
-  /** Pull (unless the node has the image and the policy allows reuse), then create and start. */
-  private launch(run: PodRun, c: ContainerRun): void {
-    const b = this.ctx.behaviour;
-    const imageKey = `${run.node}|${c.image}`;
-    if (!c.sim.pullError && c.spec.imagePullPolicy !== 'Always' && this.images.has(imageKey)) {
-      this.runs.event(
-        run,
-        c,
-        'Normal',
-        'Pulled',
-        `Container image "${c.spec.image}" already present on machine`,
-      );
-      this.runs.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
-        this.start(run, c);
-      });
-      return;
-    }
-    this.runs.event(run, c, 'Normal', 'Pulling', `Pulling image "${c.spec.image}"`);
-    const pullMs = this.ctx.jittered(b.pullDelayMs);
-    this.runs.after(run, pullMs, 'pull', () => {
-      if (c.sim.pullError) {
-        this.pullFailed(run, c);
-        return;
-      }
-      this.images.add(imageKey);
-      c.imageID = imageIdOf(c.image);
-      const took = goDuration(pullMs);
-      const size = 10_000_000 + (parseInt(c.imageID.slice(-6), 16) % 90_000_000);
-      this.runs.event(
-        run,
-        c,
-        'Normal',
-        'Pulled',
-        `Successfully pulled image "${c.spec.image}" in ${took} (${took} including waiting). Image size: ${size} bytes.`,
-      );
-      this.runs.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
-        this.start(run, c);
-      });
-    });
-  }
-
-  private pullFailed(run: PodRun, c: ContainerRun): void {
-    const b = this.ctx.behaviour;
-    const ref = c.image;
-    const cause = `rpc error: code = NotFound desc = failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": ${ref}: not found`;
-    this.runs.event(run, c, 'Warning', 'Failed', `Failed to pull image "${c.spec.image}": ${cause}`);
-    this.runs.event(run, c, 'Warning', 'Failed', 'Error: ErrImagePull');
-    c.state = { waiting: { reason: 'ErrImagePull', message: cause } };
-    this.runs.sync(run);
-    this.runs.after(run, this.ctx.jittered(b.pullDelayMs), 'pull back-off', () => {
-      c.state = {
-        waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${c.spec.image}"` },
-      };
-      this.runs.event(run, c, 'Normal', 'BackOff', `Back-off pulling image "${c.spec.image}"`);
-      this.runs.event(run, c, 'Warning', 'Failed', 'Error: ImagePullBackOff');
-      this.runs.sync(run);
-      const wait = c.pullBackoffMs;
-      this.runs.after(run, wait, 'pull retry', () => {
-        c.pullBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
-        this.launch(run, c);
-      });
-    });
   }
 
   private start(run: PodRun, c: ContainerRun): void {
@@ -298,7 +237,7 @@ export class Kubelet {
     this.runs.sync(run);
     this.runs.after(run, wait, 'restart', () => {
       c.crashBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
-      this.launch(run, c);
+      this.pulls.launch(run, c);
     });
   }
 

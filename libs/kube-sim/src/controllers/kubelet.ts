@@ -9,23 +9,16 @@
 import type { LogRequest } from '../api-server.js';
 import type { StoreEvent } from '../store.js';
 import type { KubeObject } from '../types.js';
-import { logExit, logSigterm, podLogs, startLog, terminationMessage } from './container-logs.js';
+import { ContainerExits } from './container-exits.js';
+import { logSigterm, podLogs, startLog } from './container-logs.js';
 import type { Context } from './context.js';
 import { ImagePulls } from './image-pulls.js';
 import type { Nodes } from './nodes.js';
 import { drainTime } from './pod-ports.js';
 import { PodRuns } from './pod-runs.js';
-import type { ContainerStateTerminated } from './pods.js';
 import { isTerminal, key, podSpec, splitKey, timestamp } from './pods.js';
 import { WorkQueue } from './queue.js';
-import {
-  type ContainerRun,
-  type PodRun,
-  goDuration,
-  imageIdOf,
-  newContainerRun,
-  podPhase,
-} from './runtime.js';
+import { type ContainerRun, type PodRun, imageIdOf, newContainerRun } from './runtime.js';
 
 export interface KubeletOptions {
   /** Containers listen on their declared ports (default true); off: pods have IPs but nothing answers. */
@@ -35,6 +28,7 @@ export interface KubeletOptions {
 export class Kubelet {
   private readonly runs: PodRuns;
   private readonly pulls: ImagePulls;
+  private readonly exits: ContainerExits;
   private readonly podQueue: WorkQueue;
 
   constructor(
@@ -45,6 +39,9 @@ export class Kubelet {
     this.runs = new PodRuns(ctx, options.servePods ?? true);
     this.pulls = new ImagePulls(ctx, this.runs, (run, c) => {
       this.start(run, c);
+    });
+    this.exits = new ContainerExits(ctx, this.runs, this.pulls, (run) => {
+      this.nextStep(run);
     });
     this.podQueue = new WorkQueue('kubelet', ctx.timers, (k) => {
       this.reconcile(k);
@@ -148,7 +145,7 @@ export class Kubelet {
     this.runs.sync(run);
 
     const live = () => c.containerID === id && c.state.running !== undefined;
-    const { behaviour, runMs, exitCode } = c.sim;
+    const { behaviour } = c.sim;
     const longRunning = !c.init || c.sidecar;
     const healthy = behaviour !== 'never-ready' && behaviour !== 'never-healthy';
     if (longRunning && healthy && !c.sim.crashOnStart) {
@@ -158,113 +155,13 @@ export class Kubelet {
         this.runs.sync(run);
       });
     }
-    const exit = (ms: number, code: number, oom = false) => {
-      this.runs.after(run, ms, 'exit', () => {
-        if (live()) this.exit(run, c, code, oom, startedMs);
-      });
-    };
-    if (behaviour === 'crash') exit(runMs ?? b.crashAfterMs, exitCode ?? 1);
-    else if (behaviour === 'oom') exit(runMs ?? b.crashAfterMs, 137, true);
-    else if (behaviour === 'fail') exit(runMs ?? b.jobRunMs, exitCode ?? 1);
-    else if (behaviour === 'never-healthy') {
-      this.runs.after(run, runMs ?? b.crashAfterMs, 'exit', () => {
-        if (live()) this.probeKill(run, c, startedMs);
-      });
-    } else if (!longRunning || (run.restartPolicy !== 'Always' && !c.sidecar))
-      exit(runMs ?? b.jobRunMs, exitCode ?? 0);
+    this.exits.schedule(run, c, startedMs, live);
 
     if (c.sidecar) {
       // A sidecar counts as done for init ordering once it has started.
       c.done = true;
       this.nextStep(run);
     }
-  }
-
-  private exit(run: PodRun, c: ContainerRun, exitCode: number, oom: boolean, startedMs: number): void {
-    const b = this.ctx.behaviour;
-    const finishedMs = this.ctx.now();
-    const reason = oom ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error';
-    const logs = logExit(c, exitCode, oom);
-    const terminated: ContainerStateTerminated = {
-      containerID: c.containerID ?? '',
-      exitCode,
-      finishedAt: timestamp(finishedMs),
-      reason,
-      startedAt: c.state.running?.startedAt ?? timestamp(startedMs),
-    };
-    const message = terminationMessage(c, exitCode, logs);
-    if (message) terminated.message = message;
-    c.ready = false;
-    c.started = false;
-
-    const restart =
-      c.sidecar ||
-      (run.restartPolicy === 'Always' && !c.init) ||
-      (run.restartPolicy !== 'Never' && exitCode !== 0);
-    if (!restart) {
-      c.state = { terminated };
-      if (c.init) {
-        if (exitCode === 0) {
-          c.done = true;
-          this.nextStep(run);
-        } else {
-          run.initFailed = true;
-        }
-      }
-      this.runs.sync(run);
-      if (podPhase(run) === 'Succeeded' || podPhase(run) === 'Failed') this.runs.clearTimers(run);
-      return;
-    }
-    // Clean running for a while resets the back-off, as kubelet does after 10 minutes (2 × its 5 min cap).
-    if (finishedMs - startedMs > 2 * b.backoffMaxMs) c.crashBackoffMs = b.backoffBaseMs;
-    const wait = Math.min(c.crashBackoffMs, b.backoffMaxMs);
-    c.restartCount++;
-    c.lastState = { terminated };
-    const podRef = `${run.name}_${run.namespace}(${run.uid})`;
-    c.state = {
-      waiting: {
-        reason: 'CrashLoopBackOff',
-        message: `back-off ${goDuration(wait)} restarting failed container=${c.name} pod=${podRef}`,
-      },
-    };
-    this.runs.event(
-      run,
-      c,
-      'Warning',
-      'BackOff',
-      `Back-off restarting failed container ${c.name} in pod ${podRef}`,
-    );
-    this.runs.sync(run);
-    this.runs.after(run, wait, 'restart', () => {
-      c.crashBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
-      this.pulls.launch(run, c);
-    });
-  }
-
-  /**
-   * A container whose startup (else liveness) probe never passes, killed as the kubelet does: its
-   * `Unhealthy` event (prober.go: `<Kind> probe failed: <output>`, nothing listening), then `Killing`
-   * (kuberuntime_manager.go), then exit 137 and a restart. Without either probe it just stays unready.
-   */
-  private probeKill(run: PodRun, c: ContainerRun, startedMs: number): void {
-    const kind = c.spec.startupProbe ? 'startup' : c.spec.livenessProbe ? 'liveness' : undefined;
-    const probe = c.spec.startupProbe ?? c.spec.livenessProbe;
-    if (!kind || !probe) return;
-    const port = String(probe.httpGet?.port ?? probe.tcpSocket?.port ?? '');
-    const dial = `dial tcp ${run.ip}:${port}: connect: connection refused`;
-    const output = probe.httpGet
-      ? `Get "http://${run.ip}:${port}${probe.httpGet.path ?? '/'}": ${dial}`
-      : dial;
-    const Kind = kind === 'startup' ? 'Startup' : 'Liveness';
-    this.runs.event(run, c, 'Warning', 'Unhealthy', `${Kind} probe failed: ${output}`);
-    this.runs.event(
-      run,
-      c,
-      'Normal',
-      'Killing',
-      `Container ${c.name} failed ${kind} probe, will be restarted`,
-    );
-    this.exit(run, c, 137, false, startedMs);
   }
 
   /**

@@ -1,10 +1,10 @@
 /**
- * The simulated kubelet of every `kubesim-node-<i>`: moves bound pods through kwok-like stages (pull,
- * create, start, ready) on jittered timers, plays out the failure conventions of SIM_ENV and
- * PULL_ERROR_IMAGE_PREFIX (crash loops with back-off, OOM kills, failing and completing Job containers,
- * image pull back-off), stops and removes pods being deleted, serves container logs, and has a running
- * pod's containers answer HTTP on their declared ports at the pod's loopback IP (pod-http.ts), until they
- * stop or, once the pod is deleted, their drain time is over.
+ * The simulated kubelet of every `kubesim-node-<i>`: admits bound pods, moves them through kwok-like
+ * stages (pull, create, start, ready) on jittered timers, init containers first, and stops and removes
+ * pods being deleted after their drain and grace times. Its parts: pod-runs.ts (the runs, their timers,
+ * status writes and Events), image-pulls.ts (pulls and pull back-off), container-exits.ts (SIM_ENV's
+ * failure conventions, crash loops), container-logs.ts (the log buffers and pods/log) and pod-ports.ts
+ * (the containers' ports answering HTTP at the pod's loopback IP).
  */
 import type { LogRequest } from '../api-server.js';
 import type { StoreEvent } from '../store.js';
@@ -76,9 +76,6 @@ export class Kubelet {
     }
     if (pod.metadata.deletionTimestamp && !run.terminating) this.kill(run, pod);
   }
-
-  // ---------------------------------------------------------------------------------------------------
-  // lifecycle
 
   private admit(pod: KubeObject, node: string): PodRun {
     const spec = podSpec(pod);

@@ -1,35 +1,24 @@
 /**
- * The simulated kubelet of every `kubesim-node-<i>`: moves bound pods through kwok-like stages (pull,
- * create, start, ready) on jittered timers, plays out the failure conventions of SIM_ENV and
- * PULL_ERROR_IMAGE_PREFIX (crash loops with back-off, OOM kills, failing and completing Job containers,
- * image pull back-off), stops and removes pods being deleted, serves container logs, and has a running
- * pod's containers answer HTTP on their declared ports at the pod's loopback IP (pod-http.ts), until they
- * stop or, once the pod is deleted, their drain time is over.
+ * The simulated kubelet of every `kubesim-node-<i>`: admits bound pods, moves them through kwok-like
+ * stages (pull, create, start, ready) on jittered timers, init containers first, and stops and removes
+ * pods being deleted after their drain and grace times. Its parts: pod-runs.ts (the runs, their timers,
+ * status writes and Events), image-pulls.ts (pulls and pull back-off), container-exits.ts (SIM_ENV's
+ * failure conventions, crash loops), container-logs.ts (the log buffers and pods/log) and pod-ports.ts
+ * (the containers' ports answering HTTP at the pod's loopback IP).
  */
 import type { LogRequest } from '../api-server.js';
-import { errors } from '../errors.js';
 import type { StoreEvent } from '../store.js';
 import type { KubeObject } from '../types.js';
+import { ContainerExits } from './container-exits.js';
+import { logSigterm, podLogs, startLog } from './container-logs.js';
 import type { Context } from './context.js';
-import type { EventType } from './events.js';
+import { ImagePulls } from './image-pulls.js';
 import type { Nodes } from './nodes.js';
-import { PortListener } from './pod-http.js';
-import type { ContainerStateTerminated } from './pods.js';
-import { isTerminal, key, podSpec, resolvedEnv, splitKey, tcpPorts, timestamp } from './pods.js';
+import { drainTime } from './pod-ports.js';
+import { PodRuns } from './pod-runs.js';
+import { isTerminal, key, podSpec, splitKey, timestamp } from './pods.js';
 import { WorkQueue } from './queue.js';
-import {
-  type ContainerRun,
-  type PodRun,
-  buildStatus,
-  goDuration,
-  imageIdOf,
-  newContainerRun,
-  podPhase,
-} from './runtime.js';
-
-/** terminationMessagePolicy FallbackToLogsOnError: the log tail, at most 80 lines / 2048 bytes. */
-const FALLBACK_LOG_LINES = 80;
-const FALLBACK_LOG_BYTES = 2048;
+import { type ContainerRun, type PodRun, imageIdOf, newContainerRun } from './runtime.js';
 
 export interface KubeletOptions {
   /** Containers listen on their declared ports (default true); off: pods have IPs but nothing answers. */
@@ -37,14 +26,9 @@ export interface KubeletOptions {
 }
 
 export class Kubelet {
-  private readonly runs = new Map<string, PodRun>();
-  private readonly servePods: boolean;
-  private stopped = false;
-  /** Listeners being closed, awaited by stop(). */
-  private readonly closing = new Set<Promise<void>>();
-  /** `${node}|${image}` of images a node holds, for "already present on machine". */
-  private readonly images = new Set<string>();
-  private readonly statusQueue: WorkQueue;
+  private readonly runs: PodRuns;
+  private readonly pulls: ImagePulls;
+  private readonly exits: ContainerExits;
   private readonly podQueue: WorkQueue;
 
   constructor(
@@ -52,9 +36,12 @@ export class Kubelet {
     private readonly nodes: Nodes,
     options: KubeletOptions = {},
   ) {
-    this.servePods = options.servePods ?? true;
-    this.statusQueue = new WorkQueue('kubelet status', ctx.timers, (uid) => {
-      this.writeStatus(uid);
+    this.runs = new PodRuns(ctx, options.servePods ?? true);
+    this.pulls = new ImagePulls(ctx, this.runs, (run, c) => {
+      this.start(run, c);
+    });
+    this.exits = new ContainerExits(ctx, this.runs, this.pulls, (run) => {
+      this.nextStep(run);
     });
     this.podQueue = new WorkQueue('kubelet', ctx.timers, (k) => {
       this.reconcile(k);
@@ -90,9 +77,6 @@ export class Kubelet {
     if (pod.metadata.deletionTimestamp && !run.terminating) this.kill(run, pod);
   }
 
-  // ---------------------------------------------------------------------------------------------------
-  // lifecycle
-
   private admit(pod: KubeObject, node: string): PodRun {
     const spec = podSpec(pod);
     const base = this.ctx.behaviour.backoffBaseMs;
@@ -118,8 +102,8 @@ export class Kubelet {
     if (run.init.length > 0) {
       for (const c of run.containers) c.state = { waiting: { reason: 'PodInitializing' } };
     }
-    this.runs.set(run.uid, run);
-    this.sync(run);
+    this.runs.add(run);
+    this.runs.sync(run);
     if (!pod.metadata.deletionTimestamp) this.nextStep(run);
     return run;
   }
@@ -129,74 +113,16 @@ export class Kubelet {
     const c = run.init[run.nextInit];
     if (c) {
       run.nextInit++;
-      this.launch(run, c);
+      this.pulls.launch(run, c);
       return;
     }
     if (run.initialized) return;
     run.initialized = true;
     for (const app of run.containers) {
       app.state = { waiting: { reason: 'ContainerCreating' } };
-      this.launch(run, app);
+      this.pulls.launch(run, app);
     }
-    this.sync(run);
-  }
-
-  /** Pull (unless the node has the image and the policy allows reuse), then create and start. */
-  private launch(run: PodRun, c: ContainerRun): void {
-    const b = this.ctx.behaviour;
-    const imageKey = `${run.node}|${c.image}`;
-    if (!c.sim.pullError && c.spec.imagePullPolicy !== 'Always' && this.images.has(imageKey)) {
-      this.event(run, c, 'Normal', 'Pulled', `Container image "${c.spec.image}" already present on machine`);
-      this.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
-        this.start(run, c);
-      });
-      return;
-    }
-    this.event(run, c, 'Normal', 'Pulling', `Pulling image "${c.spec.image}"`);
-    const pullMs = this.ctx.jittered(b.pullDelayMs);
-    this.after(run, pullMs, 'pull', () => {
-      if (c.sim.pullError) {
-        this.pullFailed(run, c);
-        return;
-      }
-      this.images.add(imageKey);
-      c.imageID = imageIdOf(c.image);
-      const took = goDuration(pullMs);
-      const size = 10_000_000 + (parseInt(c.imageID.slice(-6), 16) % 90_000_000);
-      this.event(
-        run,
-        c,
-        'Normal',
-        'Pulled',
-        `Successfully pulled image "${c.spec.image}" in ${took} (${took} including waiting). Image size: ${size} bytes.`,
-      );
-      this.after(run, this.ctx.jittered(b.startDelayMs), 'start', () => {
-        this.start(run, c);
-      });
-    });
-  }
-
-  private pullFailed(run: PodRun, c: ContainerRun): void {
-    const b = this.ctx.behaviour;
-    const ref = c.image;
-    const cause = `rpc error: code = NotFound desc = failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": ${ref}: not found`;
-    this.event(run, c, 'Warning', 'Failed', `Failed to pull image "${c.spec.image}": ${cause}`);
-    this.event(run, c, 'Warning', 'Failed', 'Error: ErrImagePull');
-    c.state = { waiting: { reason: 'ErrImagePull', message: cause } };
-    this.sync(run);
-    this.after(run, this.ctx.jittered(b.pullDelayMs), 'pull back-off', () => {
-      c.state = {
-        waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${c.spec.image}"` },
-      };
-      this.event(run, c, 'Normal', 'BackOff', `Back-off pulling image "${c.spec.image}"`);
-      this.event(run, c, 'Warning', 'Failed', 'Error: ImagePullBackOff');
-      this.sync(run);
-      const wait = c.pullBackoffMs;
-      this.after(run, wait, 'pull retry', () => {
-        c.pullBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
-        this.launch(run, c);
-      });
-    });
+    this.runs.sync(run);
   }
 
   private start(run: PodRun, c: ContainerRun): void {
@@ -205,143 +131,34 @@ export class Kubelet {
     const id = `containerd://${this.hex(64)}`;
     c.containerID = id;
     if (!c.imageID) c.imageID = imageIdOf(c.image);
-    if (c.logs !== undefined) c.previousLogs = c.logs;
     const pod = c.sim.printEnv ? this.ctx.store.get(this.ctx.types.pods, run.namespace, run.name) : undefined;
-    c.logs = [
-      `kubesim: starting container ${c.name} (image ${c.spec.image}, attempt ${c.restartCount + 1})`,
-      ...(pod ? resolvedEnv(pod, c.spec) : []),
-      ...c.sim.log,
-    ];
+    startLog(c, pod);
     c.state = { running: { startedAt: timestamp(startedMs) } };
     c.started = true;
     // A new run of the container binds its ports afresh (sync → serve).
     c.bindFailed.clear();
-    this.event(run, c, 'Normal', 'Created', `Created container ${c.name}`);
-    this.event(run, c, 'Normal', 'Started', `Started container ${c.name}`);
-    this.sync(run);
+    this.runs.event(run, c, 'Normal', 'Created', `Created container ${c.name}`);
+    this.runs.event(run, c, 'Normal', 'Started', `Started container ${c.name}`);
+    this.runs.sync(run);
 
     const live = () => c.containerID === id && c.state.running !== undefined;
-    const { behaviour, runMs, exitCode } = c.sim;
+    const { behaviour } = c.sim;
     const longRunning = !c.init || c.sidecar;
     const healthy = behaviour !== 'never-ready' && behaviour !== 'never-healthy';
     if (longRunning && healthy && !c.sim.crashOnStart) {
-      this.after(run, this.ctx.jittered(b.readyDelayMs), 'ready', () => {
+      this.runs.after(run, this.ctx.jittered(b.readyDelayMs), 'ready', () => {
         if (!live()) return;
         c.ready = true;
-        this.sync(run);
+        this.runs.sync(run);
       });
     }
-    const exit = (ms: number, code: number, oom = false) => {
-      this.after(run, ms, 'exit', () => {
-        if (live()) this.exit(run, c, code, oom, startedMs);
-      });
-    };
-    if (behaviour === 'crash') exit(runMs ?? b.crashAfterMs, exitCode ?? 1);
-    else if (behaviour === 'oom') exit(runMs ?? b.crashAfterMs, 137, true);
-    else if (behaviour === 'fail') exit(runMs ?? b.jobRunMs, exitCode ?? 1);
-    else if (behaviour === 'never-healthy') {
-      this.after(run, runMs ?? b.crashAfterMs, 'exit', () => {
-        if (live()) this.probeKill(run, c, startedMs);
-      });
-    } else if (!longRunning || (run.restartPolicy !== 'Always' && !c.sidecar))
-      exit(runMs ?? b.jobRunMs, exitCode ?? 0);
+    this.exits.schedule(run, c, startedMs, live);
 
     if (c.sidecar) {
       // A sidecar counts as done for init ordering once it has started.
       c.done = true;
       this.nextStep(run);
     }
-  }
-
-  private exit(run: PodRun, c: ContainerRun, exitCode: number, oom: boolean, startedMs: number): void {
-    const b = this.ctx.behaviour;
-    const finishedMs = this.ctx.now();
-    const reason = oom ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error';
-    const logs = c.logs ?? [];
-    logs.push(`kubesim: container ${c.name} exited with code ${exitCode}${oom ? ' (OOMKilled)' : ''}`);
-    const terminated: ContainerStateTerminated = {
-      containerID: c.containerID ?? '',
-      exitCode,
-      finishedAt: timestamp(finishedMs),
-      reason,
-      startedAt: c.state.running?.startedAt ?? timestamp(startedMs),
-    };
-    const message = this.terminationMessage(c, exitCode, logs);
-    if (message) terminated.message = message;
-    c.ready = false;
-    c.started = false;
-
-    const restart =
-      c.sidecar ||
-      (run.restartPolicy === 'Always' && !c.init) ||
-      (run.restartPolicy !== 'Never' && exitCode !== 0);
-    if (!restart) {
-      c.state = { terminated };
-      if (c.init) {
-        if (exitCode === 0) {
-          c.done = true;
-          this.nextStep(run);
-        } else {
-          run.initFailed = true;
-        }
-      }
-      this.sync(run);
-      if (podPhase(run) === 'Succeeded' || podPhase(run) === 'Failed') this.clearTimers(run);
-      return;
-    }
-    // Clean running for a while resets the back-off, as kubelet does after 10 minutes (2 × its 5 min cap).
-    if (finishedMs - startedMs > 2 * b.backoffMaxMs) c.crashBackoffMs = b.backoffBaseMs;
-    const wait = Math.min(c.crashBackoffMs, b.backoffMaxMs);
-    c.restartCount++;
-    c.lastState = { terminated };
-    const podRef = `${run.name}_${run.namespace}(${run.uid})`;
-    c.state = {
-      waiting: {
-        reason: 'CrashLoopBackOff',
-        message: `back-off ${goDuration(wait)} restarting failed container=${c.name} pod=${podRef}`,
-      },
-    };
-    this.event(
-      run,
-      c,
-      'Warning',
-      'BackOff',
-      `Back-off restarting failed container ${c.name} in pod ${podRef}`,
-    );
-    this.sync(run);
-    this.after(run, wait, 'restart', () => {
-      c.crashBackoffMs = Math.min(wait * 2, this.ctx.behaviour.backoffMaxMs);
-      this.launch(run, c);
-    });
-  }
-
-  /**
-   * A container whose startup (else liveness) probe never passes, killed as the kubelet does: its
-   * `Unhealthy` event (prober.go: `<Kind> probe failed: <output>`, nothing listening), then `Killing`
-   * (kuberuntime_manager.go), then exit 137 and a restart. Without either probe it just stays unready.
-   */
-  private probeKill(run: PodRun, c: ContainerRun, startedMs: number): void {
-    const kind = c.spec.startupProbe ? 'startup' : c.spec.livenessProbe ? 'liveness' : undefined;
-    const probe = c.spec.startupProbe ?? c.spec.livenessProbe;
-    if (!kind || !probe) return;
-    const port = String(probe.httpGet?.port ?? probe.tcpSocket?.port ?? '');
-    const dial = `dial tcp ${run.ip}:${port}: connect: connection refused`;
-    const output = probe.httpGet
-      ? `Get "http://${run.ip}:${port}${probe.httpGet.path ?? '/'}": ${dial}`
-      : dial;
-    const Kind = kind === 'startup' ? 'Startup' : 'Liveness';
-    this.event(run, c, 'Warning', 'Unhealthy', `${Kind} probe failed: ${output}`);
-    this.event(run, c, 'Normal', 'Killing', `Container ${c.name} failed ${kind} probe, will be restarted`);
-    this.exit(run, c, 137, false, startedMs);
-  }
-
-  private terminationMessage(c: ContainerRun, exitCode: number, logs: string[]): string | undefined {
-    if (c.sim.terminationMessage !== undefined && c.sim.terminationMessage !== '')
-      return c.sim.terminationMessage;
-    if (c.spec.terminationMessagePolicy !== 'FallbackToLogsOnError' || exitCode === 0) return undefined;
-    let tail = logs.slice(-FALLBACK_LOG_LINES).join('\n');
-    if (tail.length > FALLBACK_LOG_BYTES) tail = tail.slice(-FALLBACK_LOG_BYTES);
-    return tail || undefined;
   }
 
   /**
@@ -351,26 +168,25 @@ export class Kubelet {
    */
   private kill(run: PodRun, pod: KubeObject): void {
     run.terminating = true;
-    this.clearTimers(run);
+    this.runs.clearTimers(run);
     const b = this.ctx.behaviour;
     let drainMs = 0;
     for (const c of [...run.init, ...run.containers]) {
       if (!c.state.running) continue;
-      this.event(run, c, 'Normal', 'Killing', `Stopping container ${c.name}`);
-      c.logs?.push(`kubesim: received SIGTERM, stopping container ${c.name}`);
-      if (c.sim.listens && tcpPorts(c.spec).length > 0)
-        drainMs = Math.max(drainMs, c.sim.drainMs ?? Math.max(0, b.drainMs));
+      this.runs.event(run, c, 'Normal', 'Killing', `Stopping container ${c.name}`);
+      logSigterm(c);
+      drainMs = Math.max(drainMs, drainTime(c, b.drainMs));
     }
     const grace = pod.metadata.deletionGracePeriodSeconds ?? podSpec(pod).terminationGracePeriodSeconds ?? 30;
     const graceMs = Math.max(0, grace) * 1000;
     const drainedMs = Math.min(drainMs, graceMs);
     const stoppedMs = Math.max(Math.min(this.ctx.jittered(b.terminationDelayMs), graceMs), drainedMs);
     if (drainedMs < stoppedMs) {
-      this.after(run, drainedMs, 'drained', () => {
+      this.runs.after(run, drainedMs, 'drained', () => {
         this.drained(run);
       });
     }
-    this.after(run, stoppedMs, 'remove', () => {
+    this.runs.after(run, stoppedMs, 'remove', () => {
       this.drained(run);
       this.remove(run);
     });
@@ -379,7 +195,7 @@ export class Kubelet {
   /** The drain time of a pod being deleted is over: its ports stop answering. */
   private drained(run: PodRun): void {
     run.drained = true;
-    this.serve(run);
+    this.runs.serve(run);
   }
 
   private remove(run: PodRun): void {
@@ -403,8 +219,8 @@ export class Kubelet {
         c.ready = false;
         c.started = false;
       }
-      this.serve(run);
-      this.writeStatus(run.uid);
+      this.runs.serve(run);
+      this.runs.writeStatus(run.uid);
     }
     store.delete(types.pods, run.namespace, run.name, {
       gracePeriodSeconds: 0,
@@ -415,106 +231,16 @@ export class Kubelet {
   private forget(uid: string): void {
     const run = this.runs.get(uid);
     if (!run) return;
-    this.clearTimers(run);
+    this.runs.clearTimers(run);
     this.runs.delete(uid);
     // Its ports close before its address can go to another pod.
-    this.serve(run);
+    this.runs.serve(run);
     if (run.ip) this.nodes.releaseIP(run.node, run.ip);
-  }
-
-  // ---------------------------------------------------------------------------------------------------
-  // serving
-
-  /**
-   * Opens and closes the pod's listeners to match its state: each declared TCP port of a running
-   * container answers while the pod is Running (and, when deleted, until its drain time is over). A port
-   * that cannot be bound gets a Warning Event and is not tried again for this run of the container.
-   */
-  private serve(run: PodRun): void {
-    const current = !this.stopped && this.runs.get(run.uid) === run;
-    const podRunning = current && !run.drained && run.ip !== undefined && podPhase(run) === 'Running';
-    for (const c of [...run.init, ...run.containers]) {
-      const listening = podRunning && this.servePods && c.sim.listens && c.state.running !== undefined;
-      if (!listening) {
-        this.closeListeners(c);
-        continue;
-      }
-      for (const port of tcpPorts(c.spec)) {
-        if (c.listeners.has(port) || c.bindFailed.has(port) || run.ip === undefined) continue;
-        const host = run.ip;
-        const containerID = c.containerID;
-        const listener = new PortListener(run, host, port, (err) => {
-          if (c.listeners.get(port) === listener) c.listeners.delete(port);
-          // The container may have restarted meanwhile: the failure belongs to the run that tried.
-          if (c.containerID !== containerID) return;
-          c.bindFailed.add(port);
-          this.event(
-            run,
-            c,
-            'Warning',
-            'PortBindFailed',
-            `Failed to serve port ${port} of container ${c.name} on ${host}:${port}: ${err.message}`,
-          );
-        });
-        c.listeners.set(port, listener);
-      }
-    }
-  }
-
-  private closeListeners(c: ContainerRun): void {
-    for (const listener of c.listeners.values()) {
-      const closed = listener.close();
-      this.closing.add(closed);
-      void closed.then(() => this.closing.delete(closed));
-    }
-    c.listeners.clear();
   }
 
   /** Closes every listener (the simulator stops): resolves once their ports are free. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const run of this.runs.values()) this.serve(run);
-    await Promise.all([...this.closing]);
-  }
-
-  // ---------------------------------------------------------------------------------------------------
-  // plumbing
-
-  private after(run: PodRun, ms: number, where: string, fn: () => void): void {
-    const h = this.ctx.timers.after(ms, `kubelet ${where} ${run.namespace}/${run.name}`, () => {
-      if (h) run.timers.delete(h);
-      if (this.runs.get(run.uid) !== run) return;
-      fn();
-    });
-    if (h) run.timers.add(h);
-  }
-
-  private clearTimers(run: PodRun): void {
-    for (const h of run.timers) this.ctx.timers.cancel(h);
-    run.timers.clear();
-  }
-
-  /** Status writes are coalesced per pod: several steps in one turn make one write. Listeners follow at once. */
-  private sync(run: PodRun): void {
-    this.serve(run);
-    this.statusQueue.add(run.uid);
-  }
-
-  private writeStatus(uid: string): void {
-    const run = this.runs.get(uid);
-    if (!run) return;
-    const { store, types } = this.ctx;
-    const pod = store.get(types.pods, run.namespace, run.name);
-    if (!pod || pod.metadata.uid !== uid) return;
-    const status = buildStatus(run, pod, this.ctx.now());
-    store.replace(types.pods, { ...pod, status: structuredClone(status) }, { subresource: 'status' });
-  }
-
-  private event(run: PodRun, c: ContainerRun, type: EventType, reason: string, message: string): void {
-    const pod = this.ctx.store.get(this.ctx.types.pods, run.namespace, run.name);
-    if (!pod || pod.metadata.uid !== run.uid) return;
-    const fieldPath = `spec.${c.init ? 'initContainers' : 'containers'}{${c.name}}`;
-    this.ctx.recorder.record(pod, type, reason, message, { component: 'kubelet', host: run.node }, fieldPath);
+    await this.runs.stop();
   }
 
   private hex(n: number): string {
@@ -523,49 +249,8 @@ export class Kubelet {
     return out;
   }
 
-  // ---------------------------------------------------------------------------------------------------
-  // logs
-
-  /** The pods/log subresource, with the apiserver's and kubelet's error wording. */
+  /** The pods/log subresource (container-logs.ts). */
   logs(req: LogRequest): string {
-    const { store, types } = this.ctx;
-    const pod = store.get(types.pods, req.namespace, req.name);
-    if (!pod) throw errors.notFound('pods', '', req.name);
-    const spec = podSpec(pod);
-    const names = (spec.containers ?? []).map((c) => c.name);
-    const initNames = (spec.initContainers ?? []).map((c) => c.name);
-    let name = req.container;
-    if (!name) {
-      if (names.length === 1) name = names[0];
-      else {
-        const init = initNames.length ? ` or one of the init containers: [${initNames.join(' ')}]` : '';
-        throw errors.badRequest(
-          `a container name must be specified for pod ${req.name}, choose one of: [${names.join(' ')}]${init}`,
-        );
-      }
-    }
-    if (!name || (!names.includes(name) && !initNames.includes(name))) {
-      throw errors.badRequest(`container ${name ?? ''} is not valid for pod ${req.name}`);
-    }
-    // The apiserver has no kubelet to ask for a pod not yet on a node: an empty log, not an error.
-    if (!spec.nodeName) return '';
-    const run = this.runs.get(pod.metadata.uid);
-    const c = run ? [...run.init, ...run.containers].find((x) => x.name === name) : undefined;
-    let lines: string[];
-    if (req.previous) {
-      if (!c?.previousLogs) {
-        throw errors.badRequest(`previous terminated container "${name}" in pod "${req.name}" not found`);
-      }
-      lines = c.previousLogs;
-    } else {
-      if (!c?.logs) {
-        const reason = c?.state.waiting?.reason ?? 'ContainerCreating';
-        throw errors.badRequest(`container "${name}" in pod "${req.name}" is waiting to start: ${reason}`);
-      }
-      lines = c.logs;
-    }
-    if (req.tailLines !== undefined && req.tailLines >= 0)
-      lines = req.tailLines === 0 ? [] : lines.slice(-req.tailLines);
-    return lines.map((l) => `${l}\n`).join('');
+    return podLogs(this.ctx, req, (uid) => this.runs.get(uid));
   }
 }

@@ -27,7 +27,8 @@ export default {
     },
     { ...common, displayName: 'contract', testMatch: ['<rootDir>/test/contract/**/*.test.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
-    // The app suites again with OPI_WORKLOAD_KIND=statefulset (test/integration/harness.ts reads it).
+    // The app suites again with OPI_WORKLOAD_KIND=statefulset (statefulset-mode.ts sets OPI_TEST_WORKLOAD_KIND,
+    // test/support/service.ts reads it).
     {
       ...common,
       displayName: 'integration-statefulset',

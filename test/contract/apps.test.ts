@@ -17,7 +17,7 @@ import { Redis } from 'ioredis';
 import { QUEUE_NAMES } from '@opi/queue';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type RunningWorker, StartRefusedError, startWorker } from '../../apps/worker/src/index.js';
-import { call, desireBody, uuid } from '../integration/harness.js';
+import { call, desireBody, uuid } from '../support/service.js';
 import { type TestCluster, eventually, startTestCluster } from './cluster.js';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';

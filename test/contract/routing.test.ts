@@ -13,7 +13,7 @@ import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '
 import { Redis } from 'ioredis';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type RunningWorker, startWorker } from '../../apps/worker/src/index.js';
-import { call, desireBody, uuid } from '../integration/harness.js';
+import { call, desireBody, uuid } from '../support/service.js';
 import { deletePrefix } from '../support/redis-keys.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { type TestCluster, eventually, startTestCluster } from './cluster.js';

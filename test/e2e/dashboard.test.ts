@@ -20,7 +20,7 @@ import {
   desireBody,
   startService,
   uuid,
-} from '../integration/harness.js';
+} from '../support/service.js';
 import { eventually } from '../support/eventually.js';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -35,7 +35,7 @@ import {
   lrpWorkloads,
   schedulingInfos,
   startService,
-} from './harness.js';
+} from '../support/service.js';
 
 type Json = Record<string, unknown>;
 

@@ -22,7 +22,7 @@ import {
   startService,
   uuid,
   WORKLOAD_KIND,
-} from './harness.js';
+} from '../support/service.js';
 
 async function lrpQueueIdle(s: Service): Promise<boolean> {
   const q = new Queue('lrp', { connection: s.redis, prefix: s.settings.queuePrefix });

@@ -6,7 +6,7 @@
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
 import { desire, lrp } from './cluster-cache/lrps.js';
 import { HOUR_MS } from './cluster-cache/queues.js';
-import { type Service, eventually, startService } from './harness.js';
+import { type Service, eventually, startService } from '../support/service.js';
 
 describe('a crash caused by the health check', () => {
   let cc: FakeCc;

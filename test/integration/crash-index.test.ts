@@ -7,7 +7,7 @@ import { type CachedInstances, keys } from '@opi/state';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
 import { type Lrp, cacheEntry, desire, instances, lrp } from './cluster-cache/lrps.js';
 import { HOUR_MS } from './cluster-cache/queues.js';
-import { type Service, eventually, startService } from './harness.js';
+import { type Service, eventually, startService } from '../support/service.js';
 
 interface CrashReport {
   instance: string;

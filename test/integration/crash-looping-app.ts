@@ -3,7 +3,7 @@
  * rollout cases (rollout.test.ts, rollout-watch.test.ts) share it.
  */
 import { CRASH_IMAGE_PREFIX } from '@opi/kube-sim';
-import { type Service, call, desireBody, eventually, uuid } from './harness.js';
+import { type Service, call, desireBody, eventually, uuid } from '../support/service.js';
 
 interface Instances {
   instances: { index: number; state: string }[];

@@ -5,7 +5,15 @@
  * version runs, and stopping the refused one clears its refusal. A cluster of 1.34 takes the same name.
  */
 import { CcOpiClient, reportedInstances } from '../support/cc-opi-client.js';
-import { type Service, call, desireBody, eventually, lrpWorkloads, startService, uuid } from './harness.js';
+import {
+  type Service,
+  call,
+  desireBody,
+  eventually,
+  lrpWorkloads,
+  startService,
+  uuid,
+} from '../support/service.js';
 
 interface Instance {
   index: number;

@@ -17,7 +17,7 @@ import {
   schedulingInfos,
   startService,
   uuid,
-} from './harness.js';
+} from '../support/service.js';
 
 /** Where task completions go in these tests: nothing listens there. */
 const NO_CC = 'http://127.0.0.1:1';

@@ -13,7 +13,14 @@ import { parseSettings } from '@opi/config';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
 import { taskBody } from '../support/task-body.js';
-import { type Service, call, deployedGuids, desireBody, eventually, startService } from './harness.js';
+import {
+  type Service,
+  call,
+  deployedGuids,
+  desireBody,
+  eventually,
+  startService,
+} from '../support/service.js';
 
 // ---------------------------------------------------------------------------------------------------
 // A small reader of Prometheus' text format (what prom-client writes): samples with their labels.

@@ -3,7 +3,7 @@
  * by name, a desire is still taken, and once the namespace is created the service recovers by itself
  * (the Lease is claimed, the cache written, the desired app created) and /readyz turns ready.
  */
-import { type Service, call, desireBody, eventually, startService, uuid } from './harness.js';
+import { type Service, call, desireBody, eventually, startService, uuid } from '../support/service.js';
 
 const MISSING = 'not-created-yet';
 

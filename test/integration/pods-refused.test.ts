@@ -6,7 +6,15 @@
  * a Deployment says it in its ReplicaFailure condition, a StatefulSet only in FailedCreate Events.
  */
 import { CcOpiClient, reportedInstances } from '../support/cc-opi-client.js';
-import { NAMESPACE, type Service, call, desireBody, eventually, startService, uuid } from './harness.js';
+import {
+  NAMESPACE,
+  type Service,
+  call,
+  desireBody,
+  eventually,
+  startService,
+  uuid,
+} from '../support/service.js';
 
 interface Instance {
   index: number;

@@ -20,7 +20,15 @@ import {
   startRedisSentinel,
 } from '../support/redis-cluster.js';
 import { taskBody } from '../support/task-body.js';
-import { type Service, call, deployedGuids, desireBody, eventually, startService, uuid } from './harness.js';
+import {
+  type Service,
+  call,
+  deployedGuids,
+  desireBody,
+  eventually,
+  startService,
+  uuid,
+} from '../support/service.js';
 
 const PREFIX = '{opi}';
 

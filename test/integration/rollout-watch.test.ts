@@ -7,7 +7,7 @@ import { type Job, Queue } from 'bullmq';
 import { JOBS, QUEUE_NAMES } from '@opi/queue';
 import { HOUR_MS } from './cluster-cache/queues.js';
 import { desireCrashLoopingApp } from './crash-looping-app.js';
-import { type Service, startService } from './harness.js';
+import { type Service, startService } from '../support/service.js';
 
 interface RolloutData {
   processGuid: string;

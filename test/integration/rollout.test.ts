@@ -4,7 +4,7 @@
  * MaxUnavailableStatefulSet gate, kubernetes#137409): the converge's rollout checks delete them.
  */
 import { desireCrashLoopingApp } from './crash-looping-app.js';
-import { type Service, startService } from './harness.js';
+import { type Service, startService } from '../support/service.js';
 
 describe.each(['deployment', 'statefulset'] as const)(
   'a crash-looping app fixed by a new image (%s)',

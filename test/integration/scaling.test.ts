@@ -16,7 +16,7 @@ import {
   spawnWorkerProcess,
   startService,
   uuid,
-} from './harness.js';
+} from '../support/service.js';
 
 let s: Service;
 let dir: string;

@@ -5,7 +5,7 @@
 import { type FakeCc, type RecordedCall, startFakeCc } from '../support/fake-cc.js';
 import { type TestRegistry, pushImage, startRegistry } from '../support/registry.js';
 import { taskBody } from '../support/task-body.js';
-import { type Service, call, desireBody, eventually, startService, uuid } from './harness.js';
+import { type Service, call, desireBody, eventually, startService, uuid } from '../support/service.js';
 
 interface Completed {
   task_guid: string;

@@ -18,7 +18,7 @@ import {
   spawnWorkerProcess,
   startService,
   uuid,
-} from '../integration/harness.js';
+} from '../support/service.js';
 import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '@opi/router-rig';
 
 const available = routerRigAvailable();

@@ -5,7 +5,15 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { type CachedInstances, keys } from '@opi/state';
 import { lrpSelectorString } from '@opi/translation';
-import { NAMESPACE, WORKLOAD_KIND, type Service, call, desireBody, eventually, uuid } from '../harness.js';
+import {
+  NAMESPACE,
+  WORKLOAD_KIND,
+  type Service,
+  call,
+  desireBody,
+  eventually,
+  uuid,
+} from '../../support/service.js';
 
 export interface Lrp {
   guid: string;

@@ -14,7 +14,7 @@ import {
   schedulingInfos,
   startService,
   uuid,
-} from '../harness.js';
+} from '../../support/service.js';
 import { flushServiceDb } from './flush.js';
 import { desire, lrp, settledEntry } from './lrps.js';
 import { HOUR_MS } from './queues.js';

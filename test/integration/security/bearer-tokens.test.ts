@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { TOKENS, DASH, TOKENS_AND_DASHBOARD, basic, get, useSecureApis } from '../../support/secure-api.js';
-import { desireBody, uuid } from '../harness.js';
+import { desireBody, uuid } from '../../support/service.js';
 
 const { redis, prefixes, api } = useSecureApis();
 

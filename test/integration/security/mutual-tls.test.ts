@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Pki, httpsGet, makePki } from '../../support/pki.js';
 import { DASH, basic, get, useSecureApis } from '../../support/secure-api.js';
-import { desireBody } from '../harness.js';
+import { desireBody } from '../../support/service.js';
 
 const { api } = useSecureApis();
 

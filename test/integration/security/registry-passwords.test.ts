@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { eventually } from '../../support/eventually.js';
 import { type ClusterReads, useRegistryService } from '../../support/registry-service.js';
 import { TOKENS, get, useSecureApis } from '../../support/secure-api.js';
-import { desireBody, uuid } from '../harness.js';
+import { desireBody, uuid } from '../../support/service.js';
 
 const secure = useSecureApis();
 

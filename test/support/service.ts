@@ -3,7 +3,7 @@
  * database), the API on a free port and any number of worker sets, each with its own connections, as
  * separate processes would have.
  */
-import { deletePrefix } from '../support/redis-keys.js';
+import { deletePrefix } from './redis-keys.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
@@ -24,7 +24,7 @@ import { type BehaviourConfig, FAST_BEHAVIOUR, type Simulator, startSimulator } 
 import { createLogger } from '@opi/logging';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type RunningWorker, startWorker } from '../../apps/worker/src/index.js';
-import { eventually as poll } from '../support/eventually.js';
+import { eventually as poll } from './eventually.js';
 
 export const NAMESPACE = 'cf-workloads';
 /**

@@ -10,17 +10,16 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { keys } from '@opi/state';
+import { desireBody, uuid } from '@opi/contract/testing';
 import {
   NAMESPACE,
   type Service,
   call,
   deployedGuids,
-  desireBody,
   eventually,
   schedulingInfos,
   spawnWorkerProcess,
   startService,
-  uuid,
   WORKLOAD_KIND,
 } from '../support/service.js';
 

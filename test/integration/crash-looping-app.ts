@@ -3,7 +3,8 @@
  * rollout cases (rollout.test.ts, rollout-watch.test.ts) share it.
  */
 import { CRASH_IMAGE_PREFIX } from '@opi/kube-sim';
-import { type Service, call, desireBody, eventually, uuid } from '../support/service.js';
+import { desireBody, uuid } from '@opi/contract/testing';
+import { type Service, call, eventually } from '../support/service.js';
 
 interface Instances {
   instances: { index: number; state: string }[];

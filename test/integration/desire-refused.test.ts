@@ -4,16 +4,9 @@
  * `/instances` says why on every desired instance within 5 s; the metric counts it; CC's corrected new
  * version runs, and stopping the refused one clears its refusal. A cluster of 1.34 takes the same name.
  */
+import { desireBody, uuid } from '@opi/contract/testing';
 import { CcOpiClient, reportedInstances } from '../support/cc-opi-client.js';
-import {
-  type Service,
-  call,
-  desireBody,
-  eventually,
-  lrpWorkloads,
-  startService,
-  uuid,
-} from '../support/service.js';
+import { type Service, call, eventually, lrpWorkloads, startService } from '../support/service.js';
 
 interface Instance {
   index: number;

@@ -8,16 +8,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '@opi/queue';
-import { taskBody } from '../support/task-body.js';
-import {
-  type Service,
-  call,
-  desireBody,
-  eventually,
-  schedulingInfos,
-  startService,
-  uuid,
-} from '../support/service.js';
+import { desireBody, taskBody, uuid } from '@opi/contract/testing';
+import { type Service, call, eventually, schedulingInfos, startService } from '../support/service.js';
 
 /** Where task completions go in these tests: nothing listens there. */
 const NO_CC = 'http://127.0.0.1:1';

@@ -10,17 +10,10 @@ import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { parseSettings } from '@opi/config';
+import { desireBody, taskBody } from '@opi/contract/testing';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
-import { taskBody } from '../support/task-body.js';
-import {
-  type Service,
-  call,
-  deployedGuids,
-  desireBody,
-  eventually,
-  startService,
-} from '../support/service.js';
+import { type Service, call, deployedGuids, eventually, startService } from '../support/service.js';
 
 // ---------------------------------------------------------------------------------------------------
 // A small reader of Prometheus' text format (what prom-client writes): samples with their labels.

@@ -3,7 +3,8 @@
  * by name, a desire is still taken, and once the namespace is created the service recovers by itself
  * (the Lease is claimed, the cache written, the desired app created) and /readyz turns ready.
  */
-import { type Service, call, desireBody, eventually, startService, uuid } from '../support/service.js';
+import { desireBody, uuid } from '@opi/contract/testing';
+import { type Service, call, eventually, startService } from '../support/service.js';
 
 const MISSING = 'not-created-yet';
 

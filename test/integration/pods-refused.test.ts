@@ -5,16 +5,9 @@
  * details); once the quota is raised all three run and the reason is gone. Run in both workload modes:
  * a Deployment says it in its ReplicaFailure condition, a StatefulSet only in FailedCreate Events.
  */
+import { desireBody, uuid } from '@opi/contract/testing';
 import { CcOpiClient, reportedInstances } from '../support/cc-opi-client.js';
-import {
-  NAMESPACE,
-  type Service,
-  call,
-  desireBody,
-  eventually,
-  startService,
-  uuid,
-} from '../support/service.js';
+import { NAMESPACE, type Service, call, eventually, startService } from '../support/service.js';
 
 interface Instance {
   index: number;

@@ -9,6 +9,7 @@ import { type Cluster, Redis } from 'ioredis';
 import { SettingsError, hashTag, parseSettings } from '@opi/config';
 import { JobProducer, createRedis, producerConnection } from '@opi/queue';
 import { CacheWriter, StateStore, TaskStore } from '@opi/state';
+import { desireBody, taskBody, uuid } from '@opi/contract/testing';
 import * as SCRIPTS from '../../libs/state/src/scripts.js';
 import { sampleLrp } from '../../libs/translation/src/lrp.fixture.js';
 import { sampleStaging, sampleTask } from '../../libs/translation/src/job.fixture.js';
@@ -19,16 +20,7 @@ import {
   startRedisCluster,
   startRedisSentinel,
 } from '../support/redis-cluster.js';
-import { taskBody } from '../support/task-body.js';
-import {
-  type Service,
-  call,
-  deployedGuids,
-  desireBody,
-  eventually,
-  startService,
-  uuid,
-} from '../support/service.js';
+import { type Service, call, deployedGuids, eventually, startService } from '../support/service.js';
 
 const PREFIX = '{opi}';
 

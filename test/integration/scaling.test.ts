@@ -7,15 +7,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
+import { desireBody, uuid } from '@opi/contract/testing';
 import {
   type Service,
   call,
   deployedGuids,
-  desireBody,
   eventually,
   spawnWorkerProcess,
   startService,
-  uuid,
 } from '../support/service.js';
 
 let s: Service;

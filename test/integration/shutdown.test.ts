@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { call, desireBody, eventually, uuid } from '../support/service.js';
+import { desireBody, uuid } from '@opi/contract/testing';
+import { call, eventually } from '../support/service.js';
 import { deletePrefix } from '../support/redis-keys.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

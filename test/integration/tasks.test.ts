@@ -2,10 +2,10 @@
  * Tasks, staging and every report to CC, end to end: the API, Redis, workers and the simulated cluster,
  * with a real HTTP server standing in for CC's internal API and a real registry on loopback.
  */
+import { buildpackLifecycle, desireBody, stagingBody, taskBody, uuid } from '@opi/contract/testing';
 import { type FakeCc, type RecordedCall, startFakeCc } from '../support/fake-cc.js';
 import { type TestRegistry, pushImage, startRegistry } from '../support/registry.js';
-import { taskBody } from '../support/task-body.js';
-import { type Service, call, desireBody, eventually, startService, uuid } from '../support/service.js';
+import { type Service, call, eventually, startService } from '../support/service.js';
 
 interface Completed {
   task_guid: string;
@@ -253,22 +253,6 @@ describe('staging', () => {
     await privateRegistry.stop();
   });
 
-  const stagingBody = (g: string, lifecycle: unknown, env: Record<string, string> = {}) => ({
-    app_guid: 'app-1',
-    app_name: 'app',
-    staging_guid: g,
-    org_name: 'org',
-    org_guid: 'org-1',
-    space_name: 'dev',
-    space_guid: 'space-1',
-    environment: Object.entries(env).map(([name, value]) => ({ name, value })),
-    completion_callback: `${cc.url}/internal/v3/staging/${g}/build_completed?start=false`,
-    lifecycle,
-    memory_mb: 256,
-    disk_mb: 1024,
-    cpu_weight: 10,
-  });
-
   async function built(g: string): Promise<RecordedCall> {
     return eventually(
       async () => cc.callsTo(`/internal/v3/staging/${g}/build_completed`)[0],
@@ -281,7 +265,8 @@ describe('staging', () => {
     const g = uuid(1, 'stage');
     const image = `${registry.host}/team/app:1`;
     expect(
-      (await call(s.base, 'POST', `/stage/${g}`, stagingBody(g, { docker_lifecycle: { image } }))).status,
+      (await call(s.base, 'POST', `/stage/${g}`, stagingBody(cc.url, g, { docker_lifecycle: { image } })))
+        .status,
     ).toBe(202);
     const c = await built(g);
     expect(c.query).toEqual({ start: 'false' });
@@ -313,7 +298,7 @@ describe('staging', () => {
       s.base,
       'POST',
       `/stage/${ok}`,
-      stagingBody(ok, {
+      stagingBody(cc.url, ok, {
         docker_lifecycle: { image, registry_username: 'robot', registry_password: 'pa55:word' },
       }),
     );
@@ -321,7 +306,7 @@ describe('staging', () => {
       s.base,
       'POST',
       `/stage/${bad}`,
-      stagingBody(bad, {
+      stagingBody(cc.url, bad, {
         docker_lifecycle: { image, registry_username: 'robot', registry_password: 'wrong-secret' },
       }),
     );
@@ -341,13 +326,13 @@ describe('staging', () => {
       s.base,
       'POST',
       `/stage/${unknown}`,
-      stagingBody(unknown, { docker_lifecycle: { image: `${registry.host}/team/nothing:9` } }),
+      stagingBody(cc.url, unknown, { docker_lifecycle: { image: `${registry.host}/team/nothing:9` } }),
     );
     await call(
       s.base,
       'POST',
       `/stage/${unreachable}`,
-      stagingBody(unreachable, { docker_lifecycle: { image: '127.0.0.1:1/team/app:1' } }),
+      stagingBody(cc.url, unreachable, { docker_lifecycle: { image: '127.0.0.1:1/team/app:1' } }),
     );
     expect((await built(unknown)).body).toMatchObject({
       error: { id: 'StagingError', message: expect.stringContaining('not found') },
@@ -357,15 +342,7 @@ describe('staging', () => {
     });
   });
 
-  const buildpack = {
-    buildpack_lifecycle: {
-      app_bits_download_uri: 'https://cc.example/bits',
-      droplet_upload_uri: 'https://cc.example/droplet',
-      buildpacks: [
-        { name: 'go', key: 'go-buildpack', url: 'https://buildpacks.example/go.zip', skip_detect: false },
-      ],
-    },
-  };
+  const buildpack = buildpackLifecycle({ skip_detect: false });
 
   it('stages with the buildpack recipe and reports its termination message', async () => {
     const g = uuid(6, 'stage');
@@ -379,7 +356,7 @@ describe('staging', () => {
       s.base,
       'POST',
       `/stage/${g}`,
-      stagingBody(g, buildpack, {
+      stagingBody(cc.url, g, buildpack, {
         KUBESIM_RUN_MS: '200',
         KUBESIM_TERMINATION_MESSAGE: JSON.stringify(result),
       }),
@@ -393,7 +370,7 @@ describe('staging', () => {
       s.base,
       'POST',
       `/stage/${g}`,
-      stagingBody(g, buildpack, {
+      stagingBody(cc.url, g, buildpack, {
         KUBESIM_RUN_MS: '200',
         KUBESIM_BEHAVIOUR: 'fail',
         KUBESIM_EXIT_CODE: '2',
@@ -428,7 +405,7 @@ describe('staging', () => {
         s.base,
         'POST',
         `/stage/${g}`,
-        stagingBody(g, buildpack, {
+        stagingBody(cc.url, g, buildpack, {
           KUBESIM_RUN_MS: '200',
           KUBESIM_BEHAVIOUR: 'fail',
           KUBESIM_EXIT_CODE: code,

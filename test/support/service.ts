@@ -139,42 +139,6 @@ export async function cacheWriterSettled(s: Service): Promise<void> {
   }
 }
 
-/** A CC-like desire body. */
-export function desireBody(
-  guid: string,
-  version: string,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  return {
-    guid,
-    version,
-    process_guid: `${guid}-${version}`,
-    process_type: 'web',
-    app_guid: guid,
-    app_name: `app-${guid.slice(0, 8)}`,
-    space_guid: 'space-1',
-    space_name: 'dev',
-    organization_guid: 'org-1',
-    organization_name: 'org',
-    ports: [8080],
-    environment: { GREETING: 'hello' },
-    instances: 1,
-    last_updated: '1589212345.000001',
-    health_check_type: 'port',
-    health_check_timeout_ms: 60000,
-    memory_mb: 64,
-    disk_mb: 256,
-    cpu_weight: 1,
-    lifecycle: { docker_lifecycle: { image: 'registry.example/app:1', command: [] } },
-    ...extra,
-  };
-}
-
-export function uuid(n: number, salt = 'a'): string {
-  const hex = n.toString(16).padStart(12, '0');
-  return `${salt.padEnd(8, '0').slice(0, 8)}-0000-4000-8000-${hex}`;
-}
-
 export async function call(
   base: string,
   method: string,

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { newLrp, updateBody } from '@opi/contract/testing';
 import { apiProbes, expectErrorBody, useApiApp } from '../../support/api-app.js';
-import { newLrp, updateBody } from '../../support/lrp-bodies.js';
 
 const env = useApiApp();
 const { desire, schedulingInfoOf, convergeJobs, fingerprint } = apiProbes(env);

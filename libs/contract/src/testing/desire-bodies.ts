@@ -1,12 +1,80 @@
-/** CC desire bodies for the schema tests (complete, minimal, one field changed) and readers of the issues. */
-import { describeIssues } from './schemas.js';
+/**
+ * CC's desire bodies (`PUT /apps/:process_guid`): the one the service's suites and the bench send, the one
+ * with every field CC's client fills that the route tests send, and for the schema tests the complete
+ * and minimal ones. `overrides` replaces fields or adds some (CC sends `null` for a few it leaves unset).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Lrp } from './guids.js';
 
+type Body = Record<string, unknown>;
+
+/**
+ * A CC-like desire of the app `guid` at `version`: the same body for the same arguments, one instance of
+ * a docker image with a port health check.
+ */
+export function desireBody(guid: string, version: string, overrides: Body = {}): Body {
+  return {
+    guid,
+    version,
+    process_guid: `${guid}-${version}`,
+    process_type: 'web',
+    app_guid: guid,
+    app_name: `app-${guid.slice(0, 8)}`,
+    space_guid: 'space-1',
+    space_name: 'dev',
+    organization_guid: 'org-1',
+    organization_name: 'org',
+    ports: [8080],
+    environment: { GREETING: 'hello' },
+    instances: 1,
+    last_updated: '1589212345.000001',
+    health_check_type: 'port',
+    health_check_timeout_ms: 60000,
+    memory_mb: 64,
+    disk_mb: 256,
+    cpu_weight: 1,
+    lifecycle: { docker_lifecycle: { image: 'registry.example/app:1', command: [] } },
+    ...overrides,
+  };
+}
+
+/**
+ * The desire of `lrp` with every field CC's client fills, the empty ones too (no routes, no volumes), and
+ * app, space and org guids new on each call.
+ */
+export function clientDesireBody(lrp: Lrp, overrides: Body = {}): Body {
+  return desireBody(lrp.guid, lrp.version, {
+    process_guid: lrp.processGuid,
+    app_guid: randomUUID(),
+    app_name: 'my-app',
+    space_guid: randomUUID(),
+    organization_guid: randomUUID(),
+    organization_name: 'acme',
+    environment: { VCAP_APPLICATION: '{"limits":{"mem":256}}' },
+    instances: 2,
+    last_updated: '1589212345.123456',
+    health_check_http_endpoint: '',
+    start_timeout_ms: 60000,
+    memory_mb: 256,
+    disk_mb: 1024,
+    cpu_weight: 10,
+    volume_mounts: [],
+    lifecycle: { docker_lifecycle: { image: 'registry.example.com/team/app:1', command: [] } },
+    user_defined_annotations: {},
+    placement_tags: [],
+    routes: { cf_router: [] },
+    egress_rules: [],
+    ...overrides,
+  });
+}
+
+/** The schema tests' LRP. */
 export const GUID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0';
 export const VERSION = '11111111-2222-3333-4444-555555555555';
 export const PROCESS_GUID = `${GUID}-${VERSION}`;
 
 /** Every field CC sends on a desire, including the ones the server ignores and a few it never heard of. */
-export function fullDesireBody(): Record<string, unknown> {
+export function fullDesireBody(): Body {
   return {
     guid: GUID,
     version: VERSION,
@@ -67,7 +135,7 @@ export function fullDesireBody(): Record<string, unknown> {
 }
 
 /** The smallest body the schema accepts: everything optional left out. */
-export function minimalDesireBody(): Record<string, unknown> {
+export function minimalDesireBody(): Body {
   return {
     guid: GUID,
     version: VERSION,
@@ -81,17 +149,7 @@ export function minimalDesireBody(): Record<string, unknown> {
 }
 
 /** A copy of the full body with `field` set to `value` (undefined removes it). */
-export function withField(field: string, value: unknown, base = fullDesireBody()): Record<string, unknown> {
+export function withField(field: string, value: unknown, base = fullDesireBody()): Body {
   const body = Object.fromEntries(Object.entries(base).filter(([k]) => k !== field));
   return value === undefined ? body : { ...body, [field]: value };
-}
-
-/** Whether `message` has an issue for exactly this path (`a.b.0: ...`). */
-export function namesField(message: string, path: string): boolean {
-  return message.split('; ').some((part) => part.startsWith(`${path}: `));
-}
-
-export function issuesOf(result: { success: boolean; error?: Parameters<typeof describeIssues>[0] }): string {
-  if (result.success || !result.error) throw new Error('expected the parse to fail');
-  return describeIssues(result.error);
 }

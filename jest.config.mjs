@@ -27,17 +27,18 @@ export default {
     },
     { ...common, displayName: 'contract', testMatch: ['<rootDir>/test/contract/**/*.test.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
-    // The app suites again with OPI_WORKLOAD_KIND=statefulset (test/integration/harness.ts reads it).
+    // The app suites again with OPI_WORKLOAD_KIND=statefulset (statefulset-mode.ts sets OPI_TEST_WORKLOAD_KIND,
+    // test/support/service.ts reads it).
     {
       ...common,
       displayName: 'integration-statefulset',
       setupFiles: ['<rootDir>/test/support/statefulset-mode.ts'],
       testMatch: [
-        'convergence',
-        'cc-replay',
-        'scaling',
-        'desire-refused',
-        'pods-refused',
+        'scenarios/convergence',
+        'scenarios/cc-replay',
+        'scenarios/scaling',
+        'scenarios/desire-refused',
+        'scenarios/pods-refused',
         'cluster-cache/*',
       ].map((f) => `<rootDir>/test/integration/${f}.test.ts`),
     },

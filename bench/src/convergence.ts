@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import type { Simulator } from '@opi/kube-sim';
 import type { WorkloadKind } from '@opi/domain';
-import { uuid } from './bodies.js';
+import { uuid } from '@opi/contract/testing';
 import { NAMESPACE, REDIS_URL, log, repo, sleep } from './common.js';
 import { load, newDesires } from './load.js';
 import { plan } from './options.js';

@@ -7,7 +7,8 @@
 import { createInterface } from 'node:readline';
 import { AppsV1Api, KubeConfig, type V1Deployment, type V1StatefulSet } from '@kubernetes/client-node';
 import { lrpToDeployment, lrpToStatefulSet } from '@opi/translation';
-import { desiredLrp, uuid } from './bodies.js';
+import { uuid } from '@opi/contract/testing';
+import { desiredLrp } from './bodies.js';
 import { inLanes } from './common.js';
 
 const concurrency = Number(process.env['BENCH_CONCURRENCY'] ?? 64);

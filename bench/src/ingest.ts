@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type autocannon from 'autocannon';
-import { uuid } from './bodies.js';
+import { uuid } from '@opi/contract/testing';
 import { median } from './common.js';
 import { type Load, load, newDesires } from './load.js';
 import { plan } from './options.js';

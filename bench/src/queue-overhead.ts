@@ -5,7 +5,8 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { JobProducer, QUEUE_NAMES, convergeJobOptions, defaultJobOptions } from '@opi/queue';
-import { VERSION, uuid } from './bodies.js';
+import { uuid } from '@opi/contract/testing';
+import { VERSION } from './bodies.js';
 import { REDIS_URL, median } from './common.js';
 import { plan } from './options.js';
 import type { Row } from './report.js';

@@ -17,7 +17,8 @@ import {
   LABEL_GUID,
   LABEL_VERSION,
 } from '@opi/translation';
-import { VERSION, desireBody, uuid } from './bodies.js';
+import { uuid } from '@opi/contract/testing';
+import { VERSION, desireBody } from './bodies.js';
 import { NAMESPACE, log, percentile, sleep } from './common.js';
 import { loadInChild } from './load.js';
 import { plan } from './options.js';

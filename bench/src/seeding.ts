@@ -6,8 +6,9 @@
 import type { DesiredLrp, WorkloadKind } from '@opi/domain';
 import type { Simulator } from '@opi/kube-sim';
 import type { StateStore } from '@opi/state';
+import { uuid } from '@opi/contract/testing';
 import { podName, podNameFor, seconds, storeLrp } from './app-objects.js';
-import { desiredLrp, uuid } from './bodies.js';
+import { desiredLrp } from './bodies.js';
 import { NAMESPACE } from './common.js';
 import { plan } from './options.js';
 

@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { taskJobName } from '@opi/translation';
+import { taskBody, uuid } from '@opi/contract/testing';
 import { podBody, runningStatus, seconds } from './app-objects.js';
-import { uuid } from './bodies.js';
 import type { CcSink } from './cc-sink.js';
 import { log, pollUntil, sleep } from './common.js';
 import type { WatchCacheOptions } from './options.js';
@@ -17,22 +17,13 @@ import type { SizeResult } from './watch-report.js';
 /** How long a change may take to be seen before its sample counts as never. */
 export const TIMEOUT_MS = 20_000;
 
-/** Task bodies as CC sends them (docs/api.md), calling back to the bench. */
-function taskBody(callback: string): Record<string, unknown> {
+/** The task CC sends (docs/api.md) for `guid`, calling back to the bench's sink, with nothing to run. */
+function benchTaskBody(sinkUrl: string, guid: string): Record<string, unknown> {
   return {
+    ...taskBody(sinkUrl, guid),
     name: 'bench-task',
-    app_guid: 'app-1',
-    app_name: 'app',
-    org_guid: 'org-1',
-    org_name: 'org',
-    space_guid: 'space-1',
-    space_name: 'dev',
-    completion_callback: callback,
     environment: [],
     lifecycle: { docker_lifecycle: { image: 'registry.example/task:1', command: ['/bin/true'] } },
-    memory_mb: 64,
-    disk_mb: 128,
-    cpu_weight: 1,
   };
 }
 
@@ -137,7 +128,7 @@ export async function freshness(c: {
     const res = await fetch(`${api}/tasks/${guid}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(taskBody(`${sink.url}/internal/v4/tasks/${guid}/completed`)),
+      body: JSON.stringify(benchTaskBody(sink.url, guid)),
     });
     if (res.status !== 202) throw new Error(`POST /tasks answered ${res.status}: ${await res.text()}`);
     if (Number.isNaN(await created)) {

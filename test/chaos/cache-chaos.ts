@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { Redis } from 'ioredis';
 import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
+import { taskBody, uuid } from '@opi/contract/testing';
 import { eventually } from '../support/eventually.js';
 import { type FakeCc, startFakeCc } from '../support/fake-cc.js';
 import { parseMetrics } from '../support/prometheus-text.js';
-import { taskBody } from '../support/task-body.js';
 import {
   type CacheApp,
   type CachedEntry,
@@ -21,7 +21,7 @@ import {
   instancesShown,
   repeatedReports,
 } from './cache-checks.js';
-import { type TaskModel, desireBody, taskEnv, uuid } from './cc-model.js';
+import { type TaskModel, appDesireBody, taskEnv } from './cc-model.js';
 import { CACHE_APPS, NAMESPACE, num } from './config.js';
 import { pool, request, sleep } from './http.js';
 import { type ServiceProcess, alive, kill, logTail, spawnService } from './processes.js';
@@ -129,10 +129,7 @@ export class CacheChaos {
     }
     await pool(this.apps, 8, async (a) => {
       const env = a.crash ? { KUBESIM_BEHAVIOUR: 'crash', KUBESIM_RUN_MS: '1500' } : { GREETING: 'hello' };
-      const body = {
-        ...desireBody({ ...a, wanted: 'running', image: 'registry.example/app:1' }),
-        environment: env,
-      };
+      const body = appDesireBody({ ...a, image: 'registry.example/app:1' }, { environment: env });
       await this.must('PUT', `/apps/${a.pg}`, body, 202);
     });
     await this.expectConsistent('start', 60_000);

@@ -2,9 +2,9 @@
  * CC's side of a seeded run: its model of apps and tasks, the changes its users make, and its convergence
  * loop against the API.
  */
+import { taskBody, uuid } from '@opi/contract/testing';
 import type { FakeCc } from '../support/fake-cc.js';
-import { taskBody } from '../support/task-body.js';
-import { type AppModel, type TaskModel, desireBody, taskEnv, uuid } from './cc-model.js';
+import { type AppModel, type TaskModel, appDesireBody, taskEnv } from './cc-model.js';
 import { APPS, TASKS } from './config.js';
 import { deliveries } from './counting.js';
 import { pool, request } from './http.js';
@@ -92,7 +92,7 @@ export function ccLoop(
       for (const a of model) {
         if (a.wanted === 'running') {
           const ann = infos.get(a.pg);
-          if (ann === undefined) work.push(() => request(base, 'PUT', `/apps/${a.pg}`, desireBody(a)));
+          if (ann === undefined) work.push(() => request(base, 'PUT', `/apps/${a.pg}`, appDesireBody(a)));
           else if (ann !== a.annotation) {
             work.push(() =>
               request(base, 'POST', `/apps/${a.pg}`, {

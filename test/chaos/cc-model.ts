@@ -1,9 +1,5 @@
 /** CC's model of apps and tasks in the chaos suite, and the bodies it sends for them. */
-
-/** A guid in UUID form, the `n`th under `salt`. */
-export function uuid(n: number, salt: string): string {
-  return `${salt.padEnd(8, '0').slice(0, 8)}-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
-}
+import { desireBody } from '@opi/contract/testing';
 
 export interface AppModel {
   guid: string;
@@ -26,29 +22,18 @@ export interface TaskModel {
   posts: number;
 }
 
-export function desireBody(a: AppModel): Record<string, unknown> {
-  return {
-    guid: a.guid,
-    version: a.version,
-    process_guid: a.pg,
-    process_type: 'web',
-    app_guid: a.guid,
+/** CC's desire of a modelled app: its instances, annotation (as last_updated) and image. */
+export function appDesireBody(
+  a: Pick<AppModel, 'guid' | 'version' | 'instances' | 'annotation' | 'image'>,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return desireBody(a.guid, a.version, {
     app_name: `app-${a.guid.slice(-6)}`,
-    space_guid: 'space-1',
-    space_name: 'dev',
-    organization_guid: 'org-1',
-    organization_name: 'org',
-    ports: [8080],
-    environment: { GREETING: 'hello' },
     instances: a.instances,
     last_updated: a.annotation,
-    health_check_type: 'port',
-    health_check_timeout_ms: 60000,
-    memory_mb: 64,
-    disk_mb: 256,
-    cpu_weight: 1,
     lifecycle: { docker_lifecycle: { image: a.image, command: [] } },
-  };
+    ...overrides,
+  });
 }
 
 /** A task's run time and, for one that fails, exit code, in the simulated cluster. */

@@ -8,9 +8,9 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAST_BEHAVIOUR, type Simulator, startSimulator } from '@opi/kube-sim';
+import { buildpackLifecycle, stagingBody, taskBody, uuid } from '@opi/contract/testing';
 import { type FakeCc, type RecordedCall, startFakeCc } from '../support/fake-cc.js';
-import { taskBody } from '../support/task-body.js';
-import { desireBody, uuid } from './cc-model.js';
+import { appDesireBody } from './cc-model.js';
 import { NAMESPACE, OUTAGE_CRASH_APPS, OUTAGE_SCALE, OUTAGE_STAGINGS, OUTAGE_TASKS } from './config.js';
 import { pool, request, sleep } from './http.js';
 import { type ServiceProcess, alive, kill, logTail, spawnService } from './processes.js';
@@ -57,28 +57,6 @@ function delivered(cc: FakeCc): Map<string, { took: number[]; repeats: number }>
   }
   return out;
 }
-
-const stagingBody = (ccUrl: string, g: string, env: Record<string, string>) => ({
-  app_guid: 'app-1',
-  app_name: 'app',
-  staging_guid: g,
-  org_name: 'org',
-  org_guid: 'org-1',
-  space_name: 'dev',
-  space_guid: 'space-1',
-  environment: Object.entries(env).map(([name, value]) => ({ name, value })),
-  completion_callback: `${ccUrl}/internal/v3/staging/${g}/build_completed?start=false`,
-  lifecycle: {
-    buildpack_lifecycle: {
-      app_bits_download_uri: 'https://cc.example/bits',
-      droplet_upload_uri: 'https://cc.example/droplet',
-      buildpacks: [{ name: 'go', key: 'go-buildpack', url: 'https://buildpacks.example/go.zip' }],
-    },
-  },
-  memory_mb: 256,
-  disk_mb: 1024,
-  cpu_weight: 10,
-});
 
 const STAGED = JSON.stringify({
   lifecycle_type: 'buildpack',
@@ -147,16 +125,10 @@ describe('chaos: CC away 30 minutes', () => {
         return { guid, version, pg: `${guid}-${version}` };
       });
       for (const a of apps) {
-        const body = {
-          ...desireBody({
-            ...a,
-            wanted: 'running',
-            instances: 2,
-            annotation: '1.0',
-            image: 'registry.example/app:1',
-          }),
-          environment: { KUBESIM_BEHAVIOUR: 'crash', KUBESIM_EXIT_CODE: '1', KUBESIM_RUN_MS: '1000' },
-        };
+        const body = appDesireBody(
+          { ...a, instances: 2, annotation: '1.0', image: 'registry.example/app:1' },
+          { environment: { KUBESIM_BEHAVIOUR: 'crash', KUBESIM_EXIT_CODE: '1', KUBESIM_RUN_MS: '1000' } },
+        );
         expect((await request(base, 'PUT', `/apps/${a.pg}`, body)).status).toBe(202);
       }
       for (let i = 0; i < 300; i++) {
@@ -197,7 +169,7 @@ describe('chaos: CC away 30 minutes', () => {
           base,
           'POST',
           `/stage/${g}`,
-          stagingBody(ccServer.url, g, { KUBESIM_RUN_MS: runMs(), ...outcome }),
+          stagingBody(ccServer.url, g, buildpackLifecycle(), { KUBESIM_RUN_MS: runMs(), ...outcome }),
         );
         expect(r.status).toBe(202);
       });

@@ -6,6 +6,7 @@
  * cluster older than 1.28 the mode runs with OPI_INSTANCE_INDEX_ENV=off, and the worker's refusal to
  * start without it is checked instead (the simulator answers 1.30: workload-mode.test.ts covers 1.20).
  */
+import { desireBody, uuid } from '@opi/contract/testing';
 import { deletePrefix } from '../support/redis-keys.js';
 import { randomBytes } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -17,7 +18,7 @@ import { Redis } from 'ioredis';
 import { QUEUE_NAMES } from '@opi/queue';
 import { type RunningApi, startApi } from '../../apps/api/src/index.js';
 import { type RunningWorker, StartRefusedError, startWorker } from '../../apps/worker/src/index.js';
-import { call, desireBody, uuid } from '../integration/harness.js';
+import { call } from '../support/service.js';
 import { type TestCluster, eventually, startTestCluster } from './cluster.js';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';

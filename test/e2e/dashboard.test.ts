@@ -13,14 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Queue } from 'bullmq';
 import { type BrowserContext, type Response, chromium } from 'playwright-core';
 import { QUEUE_NAMES } from '@opi/queue';
-import {
-  type Service,
-  cacheWriterSettled,
-  deployedGuids,
-  desireBody,
-  startService,
-  uuid,
-} from '../integration/harness.js';
+import { desireBody, uuid } from '@opi/contract/testing';
+import { type Service, cacheWriterSettled, deployedGuids, startService } from '../support/service.js';
 import { eventually } from '../support/eventually.js';
 
 const CHROMIUM = '/usr/bin/chromium';

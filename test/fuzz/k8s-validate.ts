@@ -259,7 +259,7 @@ export function selectorStringProblems(selector: string): string[] {
 /** Every object a worker makes for one desired LRP (Deployment, pull Secret, PDB) and the selector it lists by. */
 export function lrpObjectProblems(lrp: DesiredLrp, namespace: string): string[] {
   // An app's own env var names are the cluster's to judge (decision 7): one it refuses is shown in
-  // /instances (test/integration/desire-refused.test.ts), so only the names we add are checked here.
+  // /instances (test/integration/scenarios/desire-refused.test.ts), so only the names we add are checked here.
   const appNames = new Set(Object.keys(lrp.environment));
   const out = deploymentProblems(lrpToDeployment(lrp, { runAsNonRoot: true }), namespace, appNames);
   const secret = registrySecret(lrp);

@@ -5,7 +5,8 @@
  * checked to be loopback before any request can reach it.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type Service, call, desireBody, eventually, startService, uuid } from '../integration/harness.js';
+import { desireBody, uuid } from '@opi/contract/testing';
+import { type Service, call, eventually, startService } from '../support/service.js';
 import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '@opi/router-rig';
 
 const available = routerRigAvailable();

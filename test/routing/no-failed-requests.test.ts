@@ -4,7 +4,8 @@
  * (gorouter's own retries allowed, as in production).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type Service, call, desireBody, eventually, startService, uuid } from '../integration/harness.js';
+import { desireBody, uuid } from '@opi/contract/testing';
+import { type Service, call, eventually, startService } from '../support/service.js';
 import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '@opi/router-rig';
 import { steadyLoad } from '../support/steady-load.js';
 

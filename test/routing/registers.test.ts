@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from '@nats-io/transport-node';
-import { type Service, call, desireBody, eventually, startService, uuid } from '../integration/harness.js';
+import { desireBody, uuid } from '@opi/contract/testing';
+import { type Service, call, eventually, startService } from '../support/service.js';
 import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '@opi/router-rig';
 
 const available = routerRigAvailable();

@@ -10,15 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
-import {
-  type Service,
-  call,
-  desireBody,
-  eventually,
-  spawnWorkerProcess,
-  startService,
-  uuid,
-} from '../integration/harness.js';
+import { desireBody, uuid } from '@opi/contract/testing';
+import { type Service, call, eventually, spawnWorkerProcess, startService } from '../support/service.js';
 import { type RouterRig, isLoopback, routerRigAvailable, startRouterRig } from '@opi/router-rig';
 
 const available = routerRigAvailable();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect } from '@jest/globals';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import request from 'supertest';
+import { type Lrp, clientDesireBody } from '@opi/contract/testing';
 import { createLogger } from '@opi/logging';
 import { JobProducer, producerConnection } from '@opi/queue';
 import {
@@ -19,7 +20,6 @@ import {
   parseInboxEntry,
 } from '@opi/state';
 import { createApp } from '../../apps/api/src/index.js';
-import { type Lrp, desireBody } from './lrp-bodies.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const DEFAULTS = {
@@ -126,7 +126,7 @@ export function expectErrorBody(body: unknown, ...mentions: string[]): string {
 /** Requests and reads against `env`, for use inside tests (after its beforeAll). */
 export function apiProbes(env: ApiApp) {
   async function desire(lrp: Lrp, overrides: Record<string, unknown> = {}): Promise<void> {
-    const res = await request(env.app).put(`/apps/${lrp.processGuid}`).send(desireBody(lrp, overrides));
+    const res = await request(env.app).put(`/apps/${lrp.processGuid}`).send(clientDesireBody(lrp, overrides));
     expect(res.status).toBe(202);
   }
 

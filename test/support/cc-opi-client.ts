@@ -3,7 +3,7 @@
  * way CC reads it (which statuses it branches on, where it takes a message from, what it raises).
  * Modelled on cloud_controller_ng at 9b783b0126, lib/cloud_controller/opi/{apps_rest_client,
  * instances_client,task_client,stager_client,helpers}.rb ("CC" below), sent the way Ruby's HTTPClient
- * 2.8.3 sends it. Replays test/replay/corpus against the real service (test/integration/cc-replay.test.ts).
+ * 2.8.3 sends it. Replays test/replay/corpus against the real service (test/integration/scenarios/cc-replay.test.ts).
  */
 import { request as httpRequest } from 'node:http';
 

@@ -14,7 +14,7 @@ import { REDACT_PATHS } from '@opi/logging';
 import { QUEUE_NAMES } from '@opi/queue';
 import { startApi } from '../../apps/api/src/index.js';
 import { type RunningWorker, startWorker } from '../../apps/worker/src/index.js';
-import { NAMESPACE } from '../integration/harness.js';
+import { NAMESPACE } from './service.js';
 import { DASH, type SecureApis, TOKENS, basic, get } from './secure-api.js';
 
 /** The simulated cluster's Deployments and Secrets in NAMESPACE. */

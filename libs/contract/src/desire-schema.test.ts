@@ -4,16 +4,8 @@
  * offending field (the API answers it as `{"error": {"message"}}`).
  */
 import { describe, expect, it } from '@jest/globals';
-import {
-  GUID,
-  issuesOf,
-  minimalDesireBody,
-  namesField,
-  PROCESS_GUID,
-  VERSION,
-  fullDesireBody,
-  withField,
-} from './desire-body.fixture.js';
+import { issuesOf, namesField } from './issues.fixture.js';
+import { GUID, PROCESS_GUID, VERSION, fullDesireBody, minimalDesireBody, withField } from './testing.js';
 import { describeIssues, desireLrpSchema } from './schemas.js';
 
 describe('desireLrpSchema: valid bodies', () => {

@@ -3,7 +3,8 @@
  * the annotation kept byte for byte, unknown fields dropped), every invalid body refused naming the field.
  */
 import { describe, expect, it } from '@jest/globals';
-import { GUID, issuesOf, namesField, VERSION } from './desire-body.fixture.js';
+import { issuesOf, namesField } from './issues.fixture.js';
+import { GUID, VERSION } from './testing.js';
 import { describeIssues, updateLrpSchema } from './schemas.js';
 
 describe('updateLrpSchema', () => {

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import type { Express } from 'express';
 import request from 'supertest';
+import { clientDesireBody, type Lrp, newLrp, updateBody } from '@opi/contract/testing';
 import {
   BODY_LIMIT,
   SMALL_BODY_LIMIT,
@@ -13,7 +14,6 @@ import {
   expectErrorBody,
   useApiApp,
 } from '../../support/api-app.js';
-import { type Lrp, desireBody, newLrp, updateBody } from '../../support/lrp-bodies.js';
 
 const env = useApiApp();
 const { desire, fingerprint } = apiProbes(env);
@@ -39,14 +39,14 @@ describe('bad input', () => {
 
   it('answers 413 to a body over the limit', async () => {
     const lrp = newLrp();
-    const body = desireBody(lrp, { environment: { BIG: 'x'.repeat(SMALL_BODY_LIMIT) } });
+    const body = clientDesireBody(lrp, { environment: { BIG: 'x'.repeat(SMALL_BODY_LIMIT) } });
     const res = await expectNothingChanged(lrp, () => put(lrp, env.small).send(body), 413);
     expectErrorBody(res.body, String(SMALL_BODY_LIMIT));
   });
 
   it('accepts a body under the small limit on the same app', async () => {
     const lrp = newLrp();
-    const res = await put(lrp, env.small).send(desireBody(lrp));
+    const res = await put(lrp, env.small).send(clientDesireBody(lrp));
     expect(res.status).toBe(202);
   });
 
@@ -76,7 +76,7 @@ describe('bad input', () => {
     ],
   ])('answers 400 naming the field for %s', async (_what, overrides, field) => {
     const lrp = newLrp();
-    const res = await expectNothingChanged(lrp, () => put(lrp).send(desireBody(lrp, overrides)), 400);
+    const res = await expectNothingChanged(lrp, () => put(lrp).send(clientDesireBody(lrp, overrides)), 400);
     expectErrorBody(res.body, `${field}:`);
   });
 
@@ -85,7 +85,7 @@ describe('bad input', () => {
     const other = newLrp();
     const res = await expectNothingChanged(
       lrp,
-      () => request(env.app).put(`/apps/${lrp.processGuid}`).send(desireBody(other)),
+      () => request(env.app).put(`/apps/${lrp.processGuid}`).send(clientDesireBody(other)),
       400,
     );
     expectErrorBody(res.body, 'process_guid');
@@ -96,7 +96,7 @@ describe('bad input', () => {
     const lrp = newLrp();
     const res = await expectNothingChanged(
       lrp,
-      () => put(lrp).send(desireBody(lrp, { guid: randomUUID() })),
+      () => put(lrp).send(clientDesireBody(lrp, { guid: randomUUID() })),
       400,
     );
     expectErrorBody(res.body, 'process_guid');
@@ -170,7 +170,7 @@ describe('bad input', () => {
 
   it('answers 400 naming the field to 10,000 nested arrays in a field', async () => {
     const lrp = newLrp();
-    const raw = JSON.stringify(desireBody(lrp, { ports: 'NESTED' })).replace(
+    const raw = JSON.stringify(clientDesireBody(lrp, { ports: 'NESTED' })).replace(
       '"NESTED"',
       '['.repeat(10_000) + ']'.repeat(10_000),
     );
@@ -180,7 +180,7 @@ describe('bad input', () => {
 
   it('accepts 10,000 nested arrays in a field it ignores', async () => {
     const lrp = newLrp();
-    const raw = JSON.stringify(desireBody(lrp, { log_guid: 'NESTED' })).replace(
+    const raw = JSON.stringify(clientDesireBody(lrp, { log_guid: 'NESTED' })).replace(
       '"NESTED"',
       '['.repeat(10_000) + ']'.repeat(10_000),
     );

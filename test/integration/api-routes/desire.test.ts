@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { clientDesireBody, newLrp } from '@opi/contract/testing';
 import { apiProbes, useApiApp } from '../../support/api-app.js';
-import { desireBody, newLrp } from '../../support/lrp-bodies.js';
 
 const env = useApiApp();
 const { desire, schedulingInfoOf, convergeJobs, fingerprint } = apiProbes(env);
@@ -13,7 +13,7 @@ const { desire, schedulingInfoOf, convergeJobs, fingerprint } = apiProbes(env);
 describe('PUT /apps/:process_guid (desire)', () => {
   it('answers 202 with an empty body, records the LRP and asks for one converge', async () => {
     const lrp = newLrp();
-    const res = await request(env.app).put(`/apps/${lrp.processGuid}`).send(desireBody(lrp));
+    const res = await request(env.app).put(`/apps/${lrp.processGuid}`).send(clientDesireBody(lrp));
     expect(res.status).toBe(202);
     expect(res.text).toBe('');
 
@@ -49,7 +49,10 @@ describe('PUT /apps/:process_guid (desire)', () => {
     const lrp = newLrp();
     await desire(lrp);
     const before = await fingerprint(lrp);
-    for (const body of [desireBody(lrp), desireBody(lrp, { instances: 5, last_updated: 'other' })]) {
+    for (const body of [
+      clientDesireBody(lrp),
+      clientDesireBody(lrp, { instances: 5, last_updated: 'other' }),
+    ]) {
       const res = await request(env.app).put(`/apps/${lrp.processGuid}`).send(body);
       expect(res.status).toBe(202);
       expect(res.text).toBe('');
@@ -81,7 +84,7 @@ describe('PUT /apps/:process_guid (desire)', () => {
     const lrp = newLrp();
     const res = await request(env.app)
       .put(`/apps/${lrp.processGuid}`)
-      .send(desireBody(lrp, { namespace: 'kube-system' }));
+      .send(clientDesireBody(lrp, { namespace: 'kube-system' }));
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: { message: expect.stringContaining('namespace "kube-system"') } });
     expect(await env.store.get(lrp.processGuid)).toBeUndefined();

@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { newLrp } from '@opi/contract/testing';
 import { apiProbes, expectErrorBody, useApiApp } from '../../support/api-app.js';
-import { newLrp } from '../../support/lrp-bodies.js';
 
 const env = useApiApp();
 const { desire } = apiProbes(env);

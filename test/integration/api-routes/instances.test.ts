@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { newLrp } from '@opi/contract/testing';
 import { apiProbes, useApiApp } from '../../support/api-app.js';
-import { newLrp } from '../../support/lrp-bodies.js';
 
 const env = useApiApp();
 const { desire, writeCache } = apiProbes(env);

@@ -5,8 +5,8 @@
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { JobProducer } from '@opi/queue';
+import { type Lrp, newLrp, updateBody } from '@opi/contract/testing';
 import { appOn, apiProbes, useApiApp } from '../../support/api-app.js';
-import { type Lrp, newLrp, updateBody } from '../../support/lrp-bodies.js';
 
 const env = useApiApp();
 const { desire, schedulingInfos, schedulingInfoOf } = apiProbes(env);

@@ -8,8 +8,8 @@ import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { JobProducer, producerConnection } from '@opi/queue';
+import { clientDesireBody, newLrp, updateBody } from '@opi/contract/testing';
 import { appOn, expectErrorBody } from '../../support/api-app.js';
-import { desireBody, newLrp, updateBody } from '../../support/lrp-bodies.js';
 
 const PREFIX = `test-api-${randomUUID().slice(0, 8)}`;
 
@@ -42,7 +42,10 @@ describe('when Redis is unreachable', () => {
   const lrp = newLrp();
   it.each<[string, () => request.Test]>([
     ['GET /apps', () => request(down).get('/apps')],
-    ['PUT /apps/:process_guid', () => request(down).put(`/apps/${lrp.processGuid}`).send(desireBody(lrp))],
+    [
+      'PUT /apps/:process_guid',
+      () => request(down).put(`/apps/${lrp.processGuid}`).send(clientDesireBody(lrp)),
+    ],
     [
       'POST /apps/:process_guid',
       () =>
@@ -79,7 +82,7 @@ describe('when Redis is unreachable', () => {
   it('still refuses bad input with 400 without touching Redis', async () => {
     const res = await request(down)
       .put(`/apps/${lrp.processGuid}`)
-      .send(desireBody(lrp, { disk_mb: 0 }));
+      .send(clientDesireBody(lrp, { disk_mb: 0 }));
     expect(res.status).toBe(400);
     expectErrorBody(res.body, 'disk_mb');
   });

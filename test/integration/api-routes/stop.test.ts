@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { newLrp } from '@opi/contract/testing';
 import { apiProbes, expectErrorBody, useApiApp } from '../../support/api-app.js';
-import { newLrp } from '../../support/lrp-bodies.js';
 
 const env = useApiApp();
 const { desire, schedulingInfoOf, convergeJobs, fingerprint, writeCache } = apiProbes(env);

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { newLrp, updateBody } from '@opi/contract/testing';
 import { apiProbes, expectErrorBody, useApiApp } from '../../support/api-app.js';
-import { newLrp, updateBody } from '../../support/lrp-bodies.js';
 
 const env = useApiApp();
 const { desire, schedulingInfoOf, convergeJobs, fingerprint } = apiProbes(env);
@@ -32,7 +32,7 @@ describe('POST /apps/:process_guid (update)', () => {
     });
     expect((await schedulingInfoOf(lrp))?.annotation).toBe('1589212399.9876540');
     // One converge asked per write, each by its generation (the queue de-duplicates them per LRP: the
-    // waiting job reads the latest record when it runs; inbox-pump.test.ts).
+    // waiting job reads the latest record when it runs; queue/inbox-pump.test.ts).
     const asked = await convergeJobs(lrp);
     expect(asked.map((e) => e.fresh)).toEqual([true, false]);
     expect(asked[1]?.cause).toBe(`g${(await env.store.get(lrp.processGuid))?.generation}`);

@@ -15,7 +15,7 @@ import {
   eventually,
   lrpWorkloads,
   startService,
-} from '../harness.js';
+} from '../../support/service.js';
 import { type Lrp, cacheEntry, desire, instances, livePods, lrp, settledEntry } from './lrps.js';
 import { HOUR_MS, idleQueue, idleSyncs } from './queues.js';
 

@@ -1,6 +1,6 @@
 /** Flushes the service's own Redis database, after checking it holds nothing but the service's keys. */
 import { Redis } from 'ioredis';
-import type { Service } from '../harness.js';
+import type { Service } from '../../support/service.js';
 
 export async function flushServiceDb(s: Service, db: number): Promise<void> {
   const client = new Redis(`redis://127.0.0.1:6379/${db}`);

@@ -8,10 +8,17 @@ import { AppsV1Api, KubeConfig, type V1StatefulSet } from '@kubernetes/client-no
 import { QUEUE_NAMES } from '@opi/queue';
 import type { CachedInstances } from '@opi/state';
 import { ANNOTATION_TASK_GUID, lrpToStatefulSet, workloadName } from '@opi/translation';
+import { taskBody, uuid } from '@opi/contract/testing';
 import { sampleLrp } from '../../../libs/translation/src/lrp.fixture.js';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
-import { taskBody } from '../../support/task-body.js';
-import { NAMESPACE, WORKLOAD_KIND, type Service, call, eventually, startService, uuid } from '../harness.js';
+import {
+  NAMESPACE,
+  WORKLOAD_KIND,
+  type Service,
+  call,
+  eventually,
+  startService,
+} from '../../support/service.js';
 import { cacheEntry, desire, instances, livePods, lrp, podAt, replacePod, settledEntry } from './lrps.js';
 import { HOUR_MS, idleQueue, idleSyncs } from './queues.js';
 import { jobs, taskGuids } from './tasks.js';

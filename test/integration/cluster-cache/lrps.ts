@@ -5,7 +5,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { type CachedInstances, keys } from '@opi/state';
 import { lrpSelectorString } from '@opi/translation';
-import { NAMESPACE, WORKLOAD_KIND, type Service, call, desireBody, eventually, uuid } from '../harness.js';
+import { desireBody, uuid } from '@opi/contract/testing';
+import { NAMESPACE, WORKLOAD_KIND, type Service, call, eventually } from '../../support/service.js';
 
 export interface Lrp {
   guid: string;

@@ -1,6 +1,6 @@
 /** The service's queues at rest: the callback queue idle, and the sync runs so far once none is due. */
 import { Queue } from 'bullmq';
-import { type Service, eventually } from '../harness.js';
+import { type Service, eventually } from '../../support/service.js';
 
 /** A periodic sync interval no test lasts: only the watch keeps the cache fresh. */
 export const HOUR_MS = '3600000';

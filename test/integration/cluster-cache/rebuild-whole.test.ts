@@ -6,7 +6,14 @@
 import type { LrpRecord } from '@opi/domain';
 import { keys } from '@opi/state';
 import { ANNOTATION_GENERATION, ANNOTATION_ROUTES } from '@opi/translation';
-import { WORKLOAD_KIND, type Service, call, eventually, lrpWorkloads, startService } from '../harness.js';
+import {
+  WORKLOAD_KIND,
+  type Service,
+  call,
+  eventually,
+  lrpWorkloads,
+  startService,
+} from '../../support/service.js';
 import { flushServiceDb } from './flush.js';
 import { type Lrp, desire, livePods, lrp, settledEntry } from './lrps.js';
 import { HOUR_MS } from './queues.js';

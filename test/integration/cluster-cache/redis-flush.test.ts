@@ -3,8 +3,8 @@
  * same pods) and the running tasks come back, the fence kept.
  */
 import { type CachedInstances, keys } from '@opi/state';
+import { taskBody, uuid } from '@opi/contract/testing';
 import { type FakeCc, startFakeCc } from '../../support/fake-cc.js';
-import { taskBody } from '../../support/task-body.js';
 import {
   WORKLOAD_KIND,
   type Service,
@@ -13,8 +13,7 @@ import {
   eventually,
   schedulingInfos,
   startService,
-  uuid,
-} from '../harness.js';
+} from '../../support/service.js';
 import { flushServiceDb } from './flush.js';
 import { desire, lrp, settledEntry } from './lrps.js';
 import { HOUR_MS } from './queues.js';

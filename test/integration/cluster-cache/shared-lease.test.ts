@@ -4,7 +4,7 @@
  */
 import { Queue } from 'bullmq';
 import { QUEUE_NAMES } from '@opi/queue';
-import { type Service, call, eventually, startService } from '../harness.js';
+import { type Service, call, eventually, startService } from '../../support/service.js';
 import { desire, lrp, podAt, replacePod, settledEntry } from './lrps.js';
 import { WATCHED_KINDS, counter, listsOf } from './worker-metrics.js';
 
@@ -13,7 +13,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 describe('two workers share one Lease', () => {
   let s: Service;
   beforeAll(async () => {
-    // The default harness sync (every 500 ms) runs throughout: it reads the watched state, never lists.
+    // The service's default sync (every 500 ms) runs throughout: it reads the watched state, never lists.
     s = await startService({ workers: 2 });
   });
   afterAll(async () => {

@@ -4,7 +4,7 @@
  */
 import { keys } from '@opi/state';
 import type { RunningWorker } from '../../../apps/worker/src/index.js';
-import { type Service, eventually, startService } from '../harness.js';
+import { type Service, eventually, startService } from '../../support/service.js';
 import { desire, lrp, settledEntry } from './lrps.js';
 import { WATCHED_KINDS, counter } from './worker-metrics.js';
 

@@ -1,6 +1,6 @@
 /** The service's tasks as CC lists them (GET /tasks) and as Jobs in the cluster. */
 import { BatchV1Api, KubeConfig } from '@kubernetes/client-node';
-import { NAMESPACE, type Service, call } from '../harness.js';
+import { NAMESPACE, type Service, call } from '../../support/service.js';
 
 const MANAGED = 'app.kubernetes.io/managed-by=opi-server';
 

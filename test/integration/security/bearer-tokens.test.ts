@@ -3,8 +3,8 @@
  * contract's error body without a good one, nothing recorded, any configured token served, probes open.
  */
 import { describe, expect, it } from '@jest/globals';
+import { desireBody, uuid } from '@opi/contract/testing';
 import { TOKENS, DASH, TOKENS_AND_DASHBOARD, basic, get, useSecureApis } from '../../support/secure-api.js';
-import { desireBody, uuid } from '../harness.js';
 
 const { redis, prefixes, api } = useSecureApis();
 

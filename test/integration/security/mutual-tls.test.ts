@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { desireBody } from '@opi/contract/testing';
 import { type Pki, httpsGet, makePki } from '../../support/pki.js';
 import { DASH, basic, get, useSecureApis } from '../../support/secure-api.js';
-import { desireBody } from '../harness.js';
 
 const { api } = useSecureApis();
 

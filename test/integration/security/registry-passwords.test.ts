@@ -3,10 +3,10 @@
  * error bodies, logs, the Deployment's annotations and spec, BullMQ's jobs, the dashboard or the metrics.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import { desireBody, uuid } from '@opi/contract/testing';
 import { eventually } from '../../support/eventually.js';
 import { type ClusterReads, useRegistryService } from '../../support/registry-service.js';
 import { TOKENS, get, useSecureApis } from '../../support/secure-api.js';
-import { desireBody, uuid } from '../harness.js';
 
 const secure = useSecureApis();
 

@@ -49,7 +49,7 @@ end`;
  * infos version. Answers {1, generation} when recorded, {0, generation} when already desired.
  * Records are read by their text, not with cjson, which refuses what JSON.stringify writes for a lone
  * surrogate: every record the store writes starts with its state, and a desired one ends with its
- * generation (test/integration/state-records.test.ts holds it).
+ * generation (test/integration/redis/state-records.test.ts holds it).
  */
 export const DESIRE = `
 local cur = redis.call('GET', KEYS[1])

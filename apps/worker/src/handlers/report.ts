@@ -9,7 +9,7 @@ import { CallbackUrlError } from '@opi/callbacks';
 import { ANNOTATION_REPORTED_AT, reportedAt } from '@opi/translation';
 import type { Job } from '@opi/kube-objects';
 import type { HandlerDeps } from '../deps.js';
-import type { Delivered, Refused, Skipped } from './outcome.js';
+import { type Delivered, type JobResult, type Refused, type Skipped, resultOf } from './outcome.js';
 
 /** Where a report is remembered besides its record: the Job it came from. */
 export interface JobRef {
@@ -115,6 +115,35 @@ export async function reportOnce(
  * make the Job look unreported; the job's retry after the kill closes it here instead of waiting for the
  * sync.
  */
+/**
+ * A finished run's report, from its record: skipped until the record has an outcome; once the record says
+ * reported, only the Job's mark is made sure of; else reported once (reportOnce) and logged.
+ */
+export async function reportCompletion<O>(
+  deps: HandlerDeps,
+  report: {
+    kind: string;
+    job: JobRef | undefined;
+    record: { reported: boolean; outcome?: O | undefined };
+    post: (outcome: O) => Promise<Delivered | Refused>;
+    markRecord: () => Promise<void>;
+    logged: (outcome: O, result: JobResult) => void;
+  },
+): Promise<Skipped | Delivered | Refused> {
+  const { kind, job, record } = report;
+  if (record.reported) return alreadyReported(deps, kind, job);
+  const { outcome } = record;
+  if (outcome === undefined) return { kind: 'skipped', why: 'not finished' };
+  const result = await reportOnce(deps, {
+    kind,
+    job,
+    post: () => report.post(outcome),
+    markRecord: report.markRecord,
+  });
+  report.logged(outcome, resultOf(result));
+  return result;
+}
+
 export async function alreadyReported(
   deps: HandlerDeps,
   kind: string,

@@ -16,9 +16,8 @@ import {
   type Skipped,
   type Staged,
   type StagingFailed,
-  resultOf,
 } from './outcome.js';
-import { alreadyReported, postToCc, reportOnce } from './report.js';
+import { postToCc, reportCompletion } from './report.js';
 import { createJobOnce } from './tasks.js';
 
 export async function stage(
@@ -78,18 +77,15 @@ export async function reportStaging(
     staging.lifecycle.type === 'buildpack'
       ? { namespace: staging.namespace, name: stagingJobName(stagingGuid) }
       : undefined;
-  if (rec.reported) return alreadyReported(deps, 'staging', job);
-  if (!rec.outcome) return { kind: 'skipped', why: 'not finished' };
-  const { outcome } = rec;
-  const result = await reportOnce(deps, {
+  return reportCompletion(deps, {
     kind: 'staging',
     job,
-    post: () => postToCc(deps, staging.completionCallback, stagingCompletedBody(outcome), { stagingGuid }),
+    record: rec,
+    post: (outcome) =>
+      postToCc(deps, staging.completionCallback, stagingCompletedBody(outcome), { stagingGuid }),
     markRecord: () => deps.tasks.markStagingReported(stagingGuid),
+    logged: (outcome, result) => {
+      deps.logger.info({ stagingGuid, failed: outcome.failed, result }, 'staging completion reported');
+    },
   });
-  deps.logger.info(
-    { stagingGuid, failed: outcome.failed, result: resultOf(result) },
-    'staging completion reported',
-  );
-  return result;
 }

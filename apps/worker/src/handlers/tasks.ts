@@ -21,9 +21,8 @@ import {
   type NoRecord,
   type Refused,
   type Skipped,
-  resultOf,
 } from './outcome.js';
-import { alreadyReported, postToCc, reportOnce } from './report.js';
+import { postToCc, reportCompletion } from './report.js';
 
 /**
  * Makes a Secret owned by a Job (ownedBy), so deleting the Job (or its TTL) takes the credentials along.
@@ -85,19 +84,18 @@ export async function reportTask(
   const rec = await deps.tasks.getTask(taskGuid);
   if (!rec) return { kind: 'no-record' };
   const job = { namespace: rec.task.namespace, name: taskJobName(taskGuid) };
-  if (rec.reported) return alreadyReported(deps, 'task', job);
-  if (!rec.outcome) return { kind: 'skipped', why: 'not finished' };
-  const { outcome } = rec;
-  const result = await reportOnce(deps, {
+  return reportCompletion(deps, {
     kind: 'task',
     job,
-    post: () =>
+    record: rec,
+    post: (outcome) =>
       postToCc(deps, rec.task.completionCallback, taskCompletedBody(taskGuid, outcome), { taskGuid }),
     markRecord: () => deps.tasks.markTaskReported(taskGuid),
+    logged: (outcome, result) => {
+      deps.logger.info(
+        { taskGuid, failed: outcome.failed, reason: outcome.failureReason, result },
+        'task completion reported',
+      );
+    },
   });
-  deps.logger.info(
-    { taskGuid, failed: outcome.failed, reason: outcome.failureReason, result: resultOf(result) },
-    'task completion reported',
-  );
-  return result;
 }

@@ -225,12 +225,17 @@ export class ClusterCache implements ClusterView {
       },
       began: (reason) => deps.observer?.podsRefused?.(reason),
     });
+    const { pods, refused } = this;
     const routes = deps.routes === undefined ? undefined : new RouteFeed(deps.routes);
     this.routes = routes;
     this.flusher = new CacheFlusher(
       deps,
       {
-        lrps: () => [...this.pods.lrps(), ...this.refused.lrps()],
+        // Walked, not copied: the snapshot makes the one array of them it needs.
+        *lrps() {
+          yield* pods.lrps();
+          yield* refused.lrps();
+        },
         podsOf: (pg) => this.pods.podsOf(pg),
         unplacedOf: (pg, n) => this.refused.unplacedOf(pg, n),
         ...(routes && { lrpWritten: routes.lrpWritten.bind(routes) }),

@@ -18,11 +18,15 @@ import { UNSCHEDULABLE } from '../../libs/translation/src/pod.fixture.js';
 import { type Env, NS, RUN_AS_NON_ROOT, logger } from './handler-deps.js';
 
 /**
- * One sync as the cache writer runs it: the cluster watched (a ClusterCache over the env's port, its
- * first list applied and written), then syncCluster from that view; `slowMs` makes its cache rewrite
- * that slow. Stops the watch afterwards.
+ * The cluster as the cache writer watches it (a ClusterCache over the env's port, its first list applied
+ * and written), given to `use` as the sync's view; `slowMs` makes its cache rewrite that slow. Stops the
+ * watch afterwards.
  */
-export async function syncWatched(e: Env, lockTtlMs: number, slowMs = 0): Promise<SyncReport | undefined> {
+export async function withWatchedView<T>(
+  e: Env,
+  use: (view: ClusterView) => Promise<T>,
+  slowMs = 0,
+): Promise<T> {
   const token = 1;
   const writer = new CacheWriter(e.redis, e.prefix);
   await writer.claim(token);
@@ -44,7 +48,7 @@ export async function syncWatched(e: Env, lockTtlMs: number, slowMs = 0): Promis
   cache.start();
   try {
     await cache.settled();
-    const view: ClusterView = {
+    const result = await use({
       workloads: () => cache.workloads(),
       jobs: () => cache.jobs(),
       podsOfJob: (ns, name) => cache.podsOfJob(ns, name),
@@ -52,13 +56,18 @@ export async function syncWatched(e: Env, lockTtlMs: number, slowMs = 0): Promis
         await new Promise((r) => setTimeout(r, slowMs));
         return cache.rewriteInstances();
       },
-    };
-    const report = await syncCluster(e.deps, view, lockTtlMs);
+    });
     await cache.settled();
-    return report;
+    return result;
   } finally {
     await cache.stop();
   }
+}
+
+/** One sync as the cache writer runs it, from the watched view; undefined when it was skipped. */
+export async function syncWatched(e: Env, lockTtlMs: number, slowMs = 0): Promise<SyncReport | undefined> {
+  const outcome = await withWatchedView(e, (view) => syncCluster(e.deps, view, lockTtlMs), slowMs);
+  return outcome.kind === 'synced' ? outcome.report : undefined;
 }
 
 /** GET /apps as CC reads it: process guid → annotation. */

@@ -55,8 +55,18 @@ export interface RunningWorkers {
   close(timeoutMs: number): Promise<void>;
 }
 
+/** When a job was due: added, plus its delay (a scheduled job's is the wait until its turn). */
+interface JobTiming {
+  dueAt: number;
+}
+
 type Handlers = {
-  [K in JobKey]: (deps: HandlerDeps, opts: WorkerOptions, payload: JobPayload<K>) => Promise<Outcome>;
+  [K in JobKey]: (
+    deps: HandlerDeps,
+    opts: WorkerOptions,
+    payload: JobPayload<K>,
+    job: JobTiming,
+  ) => Promise<Outcome>;
 };
 
 /** Every registered job has its handler here; the compiler refuses a job without one. */
@@ -72,11 +82,10 @@ const HANDLERS: Handlers = {
   },
   stopInstance: (deps, _o, p) => stopInstance(deps, p.processGuid, p.podName, p.index),
   settleRollout: (deps, _o, p) => settleRollout(deps, p),
-  syncCluster: async (deps, opts) => {
+  syncCluster: (deps, opts, _p, job) => {
     // Only the cache writer consumes the sync queue (startSyncWorker); this guards a miswiring.
     if (!deps.cluster) throw new Error('the sync runs only where the cluster is watched');
-    const report = await syncCluster(deps, deps.cluster, opts.lockMs);
-    return report ? { kind: 'synced', report } : { kind: 'skipped', why: 'another sync is running' };
+    return syncCluster(deps, deps.cluster, opts.lockMs, job.dueAt);
   },
   runTask: (deps, _o, p) => runTask(deps, p.taskGuid),
   cancelTask: (deps, _o, p) => cancelTask(deps, p.taskGuid),
@@ -138,12 +147,17 @@ function observeFailed(metrics: OpiMetrics, queue: string, job: Job, err: Error)
     metrics.observeCallbackFailure(kind, err instanceof RetryWindowPassedError ? 'window_passed' : 'gave_up');
 }
 
-async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, data: unknown): Promise<Outcome> {
-  const parsed = JOBS[key].schema.safeParse(data);
+async function run(key: JobKey, deps: HandlerDeps, opts: WorkerOptions, job: Job): Promise<Outcome> {
+  const parsed = JOBS[key].schema.safeParse(job.data);
   if (!parsed.success) throw new UnrecoverableError(`invalid payload: ${parsed.error.message}`);
   // The table is typed per job, and the payload was just checked against that job's own schema.
-  const handler = HANDLERS[key] as (d: HandlerDeps, o: WorkerOptions, p: unknown) => Promise<Outcome>;
-  return handler(deps, opts, parsed.data);
+  const handler = HANDLERS[key] as (
+    d: HandlerDeps,
+    o: WorkerOptions,
+    p: unknown,
+    j: JobTiming,
+  ) => Promise<Outcome>;
+  return handler(deps, opts, parsed.data, { dueAt: job.timestamp + job.delay });
 }
 
 /**
@@ -183,7 +197,7 @@ async function dispatch(deps: HandlerDeps, opts: WorkerOptions, job: Job): Promi
   const key = jobKeyOf(job.name);
   if (!key) throw new UnrecoverableError(`unknown job name ${job.name}`);
   try {
-    const outcome = await run(key, deps, opts, job.data);
+    const outcome = await run(key, deps, opts, job);
     if (opts.metrics) observeOutcome(opts.metrics, job, outcome);
     return resultOf(outcome);
   } catch (err) {

@@ -31,6 +31,8 @@ export function keys(prefix: string) {
     /** Hash of facts about the cache: when its writer last confirmed it fresh (`syncedAt`), and what it holds. */
     cacheMeta: `${prefix}:state:sync`,
     syncLock: `${prefix}:state:sync:lock`,
+    /** When the last sync that finished began (ms): a sync asked for before that has nothing left to do. */
+    syncBegan: `${prefix}:state:sync:began`,
     /** List of converges the API's writes ask for: the converge inbox (inbox.ts). */
     inbox: `${prefix}:state:inbox:converge`,
     /** JSON TaskRecord per task guid. */

@@ -161,6 +161,29 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
+/**
+ * What the sync needs of each record, read in Redis so the records need not cross: a desired record's
+ * generation (a number; see DESIRE for the text it is read from), '' for a record gone, anything else
+ * whole. KEYS: records.
+ */
+export const RECORD_SUMMARIES = `
+local out = {}
+for i, k in ipairs(KEYS) do
+  local v = redis.call('GET', k)
+  local g = v and string.sub(v, 1, 19) == '{"state":"desired",' and string.match(string.sub(v, -48), '"generation":(%d+)}$')
+  if g then out[i] = tonumber(g) elseif v then out[i] = v else out[i] = '' end
+end
+return out
+`;
+
+/** Sets a number unless it already holds a greater one. KEYS: the key. ARGV: the number. */
+export const KEEP_LATER = `
+local cur = tonumber(redis.call('GET', KEYS[1]))
+if cur and cur >= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`;
+
 // --- The fenced cache (see cache-writer.ts) -------------------------------------------------------------
 
 /**

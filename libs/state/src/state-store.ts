@@ -16,7 +16,15 @@ import { ConvergeInbox, inboxEntry } from './inbox.js';
 import { type Keys, keys } from './keys.js';
 import { CLEAR_REFUSAL, type DesireRefusal, RECORD_REFUSAL, parseRefusal, refusalValue } from './refusals.js';
 import { type SchedulingInfoEntries, SchedulingInfos, schedulingInfoOf } from './scheduling-infos.js';
-import { CAS_RECORD, DESIRE, EXPIRE_IF_UNCHANGED, NEXT_GENERATION, runScript } from './scripts.js';
+import {
+  CAS_RECORD,
+  DESIRE,
+  EXPIRE_IF_UNCHANGED,
+  KEEP_LATER,
+  NEXT_GENERATION,
+  RECORD_SUMMARIES,
+  runScript,
+} from './scripts.js';
 import { type CachedInstances, assignmentsOf, parseInstancesEntry } from './instances-cache.js';
 import { tryLock } from './sync-lock.js';
 import { replies, storeClient } from './unavailable.js';
@@ -223,8 +231,8 @@ export class StateStore {
 
   /**
    * What the sync needs of every record: its state and generation (a stop's tombstone whole, it is
-   * small), not the desired LRPs. A chunk at a time (SSCAN, then one MGET): at 100,000 LRPs it never
-   * holds them all, nor all their process guids. SSCAN may return a member twice (when the set is
+   * small), not the desired LRPs. A chunk at a time (SSCAN, then RECORD_SUMMARIES, which leaves a desired
+   * record's text in Redis): at 100,000 LRPs it never holds them all, nor all their process guids. SSCAN may return a member twice (when the set is
    * resized meanwhile), so a caller takes a repeat as a no-op. Members whose record expired are dropped
    * from the set.
    */
@@ -235,10 +243,19 @@ export class StateStore {
       const [next, chunk] = await this.redis.sscan(this.keys.lrps, cursor, 'COUNT', chunkSize);
       cursor = next;
       if (chunk.length === 0) continue;
-      const values = await this.redis.mget(...chunk.map((g) => this.keys.lrp(g)));
+      const values = (await runScript(
+        this.redis,
+        RECORD_SUMMARIES,
+        chunk.map((g) => this.keys.lrp(g)),
+        [],
+      )) as (number | string)[];
       const summaries: RecordSummary[] = [];
       chunk.forEach((g, j) => {
         const v = values[j];
+        if (typeof v === 'number') {
+          summaries.push({ state: 'desired', generation: v, processGuid: g });
+          return;
+        }
         if (!v) {
           gone.push(g);
           return;
@@ -355,5 +372,16 @@ export class StateStore {
   /** The sync's lock across workers: its release, or undefined when another sync holds it (sync-lock.ts). */
   async tryLockSync(owner: string, ttlMs: number): Promise<(() => Promise<void>) | undefined> {
     return tryLock(this.redis, this.keys.syncLock, owner, ttlMs);
+  }
+
+  /** When the last sync that finished began (ms), undefined if none did since Redis was empty. */
+  async lastSyncBegan(): Promise<number | undefined> {
+    const v = await this.redis.get(this.keys.syncBegan);
+    return v === null ? undefined : Number(v);
+  }
+
+  /** A sync that began at `beganAt` finished (kept only if no later one already said so). */
+  async syncFinished(beganAt: number): Promise<void> {
+    await runScript(this.redis, KEEP_LATER, [this.keys.syncBegan], [String(beganAt)]);
   }
 }

@@ -5,7 +5,8 @@
  * arrive while a sync runs.
  */
 import type { Pod } from '@opi/kube-objects';
-import { convergeLrp } from '../../../apps/worker/src/index.js';
+import { QUEUE_NAMES } from '@opi/queue';
+import { convergeLrp, startSyncWorker, syncCluster } from '../../../apps/worker/src/index.js';
 import {
   NS,
   SYNC_LOCK_TTL_MS,
@@ -16,7 +17,17 @@ import {
   removeTerminatedPods,
   seedPod,
 } from '../../support/handler-deps.js';
-import { cachedIndexes, nanos, pod, schedulingInfos, syncWatched } from '../../support/handler-sync.js';
+import {
+  cachedIndexes,
+  nanos,
+  pod,
+  schedulingInfos,
+  syncWatched,
+  withWatchedView,
+} from '../../support/handler-sync.js';
+import { eventually } from '../../support/eventually.js';
+
+const callbackRetry = { firstDelayMs: 50, maxDelayMs: 1000, windowMs: 60_000 };
 
 const suite = handlerSuite('sync-cluster');
 
@@ -91,6 +102,45 @@ describe('sync-cluster', () => {
     await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toBeUndefined();
     await release!();
     await expect(syncWatched(e, SYNC_LOCK_TTL_MS)).resolves.toBeDefined();
+  });
+
+  it('runs the schedule’s first sync and the takeover’s as one: the later asked is skipped', async () => {
+    const e = await suite.newEnv();
+    await desireAndConverge(e, newLrp());
+    // As at a worker's start: the schedule installed (its first run due now), then the first list's.
+    await e.producer.scheduleSync(3_600_000);
+    await e.producer.syncNow();
+    const queue = e.producer.queues[QUEUE_NAMES.sync];
+    const results = await withWatchedView(e, async (view) => {
+      const worker = startSyncWorker(
+        { ...e.deps, cluster: view },
+        {
+          connection: suite.redis,
+          prefix: e.prefix,
+          concurrency: 1,
+          lockMs: SYNC_LOCK_TTL_MS,
+          callbackRetry,
+        },
+      );
+      try {
+        return await eventually(async () => {
+          const done = await queue.getJobs(['completed']);
+          return done.length === 2 ? done.map((j) => j.returnvalue as unknown) : undefined;
+        }, 'both sync jobs to complete');
+      } finally {
+        await worker.close();
+      }
+    });
+    expect(results.filter((r) => typeof r === 'object')).toHaveLength(1);
+    expect(results.filter((r) => r === 'a later sync ran')).toHaveLength(1);
+
+    // One asked for after the last began runs.
+    await e.producer.syncNow();
+    const next = await withWatchedView(e, (view) => syncCluster(e.deps, view, SYNC_LOCK_TTL_MS, Date.now()));
+    expect(next.kind).toBe('synced');
+    // One asked for before it began does not.
+    const stale = await withWatchedView(e, (view) => syncCluster(e.deps, view, SYNC_LOCK_TTL_MS, 0));
+    expect(stale).toEqual({ kind: 'skipped', why: 'a later sync ran' });
   });
 
   it('holds the sync lock for as long as its sync runs, and frees a dead holder’s soon', async () => {

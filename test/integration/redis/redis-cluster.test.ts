@@ -166,7 +166,7 @@ describeWithRedis('on a Redis Cluster with the prefix {opi}', () => {
       });
       expect(await store.adopt(b)).toBe(true);
       const stopped = await store.stop('pg-b', b.guid, b.version);
-      // MGET over several records.
+      // RECORD_SUMMARIES over several records.
       const states: string[] = [];
       for await (const chunk of store.recordSummaries()) states.push(...chunk.map((r) => r.processGuid));
       expect(states.sort()).toEqual(['pg-a', 'pg-b']);

@@ -41,6 +41,12 @@ describe('records with any text in them', () => {
     expect(raw.startsWith('{"state":"desired",')).toBe(true);
     expect(raw.endsWith(`,"generation":${first.generation}}`)).toBe(true);
     expect(await store.get(lrp.processGuid)).toEqual({ state: 'desired', lrp, generation: first.generation });
+    // The sync reads the generation in Redis, from the record's text.
+    const summaries = [];
+    for await (const chunk of store.recordSummaries()) summaries.push(...chunk);
+    expect(summaries).toEqual([
+      { state: 'desired', generation: first.generation, processGuid: lrp.processGuid },
+    ]);
 
     const updated = await store.update(lrp.processGuid, { instances: 3, annotation: hostile });
     expect(updated?.generation).toBeGreaterThan(first.generation);

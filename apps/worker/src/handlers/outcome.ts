@@ -21,6 +21,7 @@ export type SkipReason =
   | 'not finished'
   | 'crash reports are off (no CC_INTERNAL_URL)'
   | 'another sync is running'
+  | 'a later sync ran'
   | 'already reported'
   | 'already reported (its Job says so)'
   | 'already reported (its Job marked now)';

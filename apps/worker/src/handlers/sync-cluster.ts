@@ -10,7 +10,8 @@
  *     they do not hold the whole record: then CC desires it again, as it does every missing one); an LRP
  *     with a workload of each kind (see keepOlder) → the newer deleted, then converge.
  *  4. Tasks and staging (sync-jobs.ts): reported Jobs deleted after their time, lost runs enqueued again.
- * Only one sync runs at a time (a lock in Redis).
+ * Only one sync runs at a time (a lock in Redis), and one asked for before the last finished sync began
+ * is skipped: that sync saw everything it would (the schedule's first run and the takeover's meet so).
  */
 
 import { randomUUID } from 'node:crypto';
@@ -18,6 +19,7 @@ import { schedulingInfoOfStopped } from '@opi/state';
 import type { WorkloadKind } from '@opi/domain';
 import { type WorkloadSummary, lrpFromWorkload, omittedFields } from '@opi/translation';
 import type { ClusterView } from '../cache/cluster-view.js';
+import type { Skipped, Synced } from './outcome.js';
 import type { HandlerDeps } from '../deps.js';
 import { type JobSyncReport, syncJobs } from './sync-jobs.js';
 import { workloadVerbs } from './workload-verbs.js';
@@ -38,22 +40,30 @@ export interface SyncReport {
   durationMs: number;
 }
 
+/** `dueAt`: when the sync was asked for (ms); omitted, it runs in any case. */
 export async function syncCluster(
   deps: HandlerDeps,
   view: ClusterView,
   lockTtlMs: number,
-): Promise<SyncReport | undefined> {
+  dueAt?: number,
+): Promise<Synced | Skipped> {
   const release = await deps.store.tryLockSync(randomUUID(), lockTtlMs);
-  if (!release) return undefined;
+  if (!release) return { kind: 'skipped', why: 'another sync is running' };
   try {
-    return await syncOnce(deps, view);
+    const began = await deps.store.lastSyncBegan();
+    if (dueAt !== undefined && began !== undefined && began >= dueAt) {
+      return { kind: 'skipped', why: 'a later sync ran' };
+    }
+    const started = Date.now();
+    const report = await syncOnce(deps, view, started);
+    await deps.store.syncFinished(started);
+    return { kind: 'synced', report };
   } finally {
     await release();
   }
 }
 
-async function syncOnce(deps: HandlerDeps, view: ClusterView): Promise<SyncReport> {
-  const started = Date.now();
+async function syncOnce(deps: HandlerDeps, view: ClusterView, started: number): Promise<SyncReport> {
   const { store, kube } = deps;
   // The watched workloads by LRP; each record marks its own seen (null), so what is left has none. A
   // record read twice (see recordSummaries) finds null and is skipped.

@@ -42,6 +42,17 @@ end`;
 }
 
 /**
+ * Lua reading a record's text `v` (see DESIRE): whether it is a desired one, and a desired one's
+ * generation, which ends it.
+ */
+function isDesired(v: string): string {
+  return `string.sub(${v}, 1, 19) == '{"state":"desired",'`;
+}
+function desiredGeneration(v: string): string {
+  return `string.match(string.sub(${v}, -48), '"generation":(%d+)}$')`;
+}
+
+/**
  * Records a desire unless the LRP is already desired, with its generation (as NEXT_GENERATION's), its
  * scheduling info and the converge it asks for (inboxEntry), in one step.
  * KEYS: record, lrps set, scheduling infos hash, generation counter, scheduling infos version, converge
@@ -53,8 +64,8 @@ end`;
  */
 export const DESIRE = `
 local cur = redis.call('GET', KEYS[1])
-if cur and string.sub(cur, 1, 19) == '{"state":"desired",' then
-  return {0, string.match(cur, '"generation":(%d+)}$')}
+if cur and ${isDesired('cur')} then
+  return {0, ${desiredGeneration('cur')}}
 end
 ${nextGeneration('KEYS[4]', 'ARGV[4]')}
 local gs = string.format('%.0f', g)
@@ -107,7 +118,7 @@ export const LIST_STOPPED_WHILE_PRESENT = `
 local changed = 0
 for i = 3, #KEYS do
   local raw = redis.call('GET', KEYS[i])
-  if not (raw and string.sub(raw, 1, 19) == '{"state":"desired",') then
+  if not (raw and ${isDesired('raw')}) then
     local pg = ARGV[2 * i - 4]
     local entry = ARGV[2 * i - 3]
     if entry == '' then changed = changed + redis.call('HDEL', KEYS[1], pg)
@@ -170,7 +181,7 @@ export const RECORD_SUMMARIES = `
 local out = {}
 for i, k in ipairs(KEYS) do
   local v = redis.call('GET', k)
-  local g = v and string.sub(v, 1, 19) == '{"state":"desired",' and string.match(string.sub(v, -48), '"generation":(%d+)}$')
+  local g = v and ${isDesired('v')} and ${desiredGeneration('v')}
   if g then out[i] = tonumber(g) elseif v then out[i] = v else out[i] = '' end
 end
 return out

@@ -231,10 +231,10 @@ export class StateStore {
 
   /**
    * What the sync needs of every record: its state and generation (a stop's tombstone whole, it is
-   * small), not the desired LRPs. A chunk at a time (SSCAN, then RECORD_SUMMARIES, which leaves a desired
-   * record's text in Redis): at 100,000 LRPs it never holds them all, nor all their process guids. SSCAN may return a member twice (when the set is
-   * resized meanwhile), so a caller takes a repeat as a no-op. Members whose record expired are dropped
-   * from the set.
+   * small), not the desired LRPs. A chunk at a time (SSCAN, then RECORD_SUMMARIES, which leaves a
+   * desired record's text in Redis): at 100,000 LRPs it never holds them all, nor all their process
+   * guids. SSCAN may return a member twice (when the set is resized meanwhile), so a caller takes a
+   * repeat as a no-op. Members whose record expired are dropped from the set.
    */
   async *recordSummaries(chunkSize = 1000): AsyncGenerator<RecordSummary[]> {
     const gone: string[] = [];

@@ -16,10 +16,12 @@ RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 RUN npm run build
 RUN npm prune --omit=dev --no-audit --no-fund
 # What runs: the manifests, the pruned node_modules (workspace links included) and each workspace's
-# compiled JavaScript, without the compiled tests, source maps and typings.
+# compiled JavaScript (and the protos a workspace loads at run time), without the compiled tests, source
+# maps and typings.
 RUN mkdir /out \
  && cp -a package.json node_modules /out/ \
- && for ws in libs/* apps/*; do mkdir -p "/out/$ws" && cp -a "$ws/package.json" "$ws/dist" "/out/$ws/"; done \
+ && for ws in libs/* apps/*; do mkdir -p "/out/$ws" && cp -a "$ws/package.json" "$ws/dist" "/out/$ws/" \
+      && if [ -d "$ws/proto" ]; then cp -a "$ws/proto" "/out/$ws/"; fi; done \
  && find /out/libs /out/apps \( -name '*.test.js' -o -name '*.fixture.js' -o -name '*.map' \
       -o -name '*.d.ts' -o -name '.tsbuildinfo' \) -delete
 

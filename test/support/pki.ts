@@ -40,7 +40,7 @@ export function makePki(): Pki {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   writeFileSync(
     file('server.ext'),
-    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:metron\nextendedKeyUsage=serverAuth\n',
   );
   writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
   for (const ca of ['ca', 'other-ca']) {

@@ -13,6 +13,7 @@ import type { Faults } from './faults.js';
 import { type Res, send, sendError } from './http-io.js';
 import { NO_SUCH_PATH, route, verbOf } from './routing.js';
 import type { Store } from './store.js';
+import type { LogWrite, PodLogRead } from './controllers/container-logs.js';
 import type { LogRequest } from './subresources.js';
 import { Transport, authorized } from './transport.js';
 import { Verbs } from './verbs.js';
@@ -27,7 +28,9 @@ export interface ApiServerOptions {
   /** Bearer tokens accepted; any other (or none) gets 401. */
   tokens: ReadonlySet<string>;
   /** Pod logs, from the simulated kubelet. */
-  logs?: (req: LogRequest) => string;
+  logs?: (req: LogRequest) => PodLogRead;
+  /** Lines a test asks a running container to write (`POST /sim/pods/<ns>/<name>/log`). */
+  writeLog?: (req: LogWrite) => number;
   /** Seconds after which a watch without timeoutSeconds is closed (randomised up to 2×), as upstream. */
   watchTimeoutSeconds?: number;
   bookmarkIntervalMs?: number;
@@ -82,7 +85,13 @@ export class ApiServer {
       return;
     }
     if (path.startsWith('/sim/') || path === '/sim') {
-      const sim = { store, faults, watches: this.watches, maxBodyBytes: this.options.maxBodyBytes };
+      const sim = {
+        store,
+        faults,
+        watches: this.watches,
+        maxBodyBytes: this.options.maxBodyBytes,
+        writeLog: this.options.writeLog,
+      };
       await serveAdmin(sim, req, res, path, method);
       return;
     }

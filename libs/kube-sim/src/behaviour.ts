@@ -46,6 +46,19 @@ export interface BehaviourConfig {
    * crash-looping pods sticks. Off: one pod at a time from the highest ordinal, as 1.30 does.
    */
   maxUnavailableStatefulSet: boolean;
+  /**
+   * Containers' logs also written as the kubelet's CRI log files under `dir` (docs/simulator.md), rotated
+   * at `maxBytes` keeping `maxFiles` (the live one included), a pod's directory removed `retainMs` after
+   * the pod is gone. Off when undefined (`npm start` and the bench keep logs in memory only).
+   */
+  podLogFiles?: PodLogFiles;
+}
+
+export interface PodLogFiles {
+  dir: string;
+  maxBytes: number;
+  maxFiles: number;
+  retainMs: number;
 }
 
 /** Quick but visible: what `npm start` and `npm run sim` use. */
@@ -97,8 +110,12 @@ export const SIM_ENV = {
   drainMs: 'KUBESIM_DRAIN_MS',
   /** Written to the container's terminated state `message` when it exits (terminationMessagePath). */
   terminationMessage: 'KUBESIM_TERMINATION_MESSAGE',
-  /** Lines the container "prints", returned by the pods/log subresource (\n separated). */
+  /** Lines the container "prints" on stdout when it starts (\n separated). */
   log: 'KUBESIM_LOG',
+  /** Lines it prints on stderr when it starts, after those of KUBESIM_LOG. */
+  logErr: 'KUBESIM_LOG_ERR',
+  /** While running, a line `kubesim: <pod> <container> line <n>` on stdout every so many ms (n from 1). */
+  logEveryMs: 'KUBESIM_LOG_EVERY_MS',
   /**
    * `1`: the container's log starts with its environment as the kubelet resolved it, one `NAME=value`
    * line per variable in order. Downward-API fields are resolved from the pod when the container starts

@@ -158,7 +158,7 @@ async function start(options: SimulatorOptions, claim: PodRangeClaim | undefined
     faults,
     tokens: new Set([token]),
     random,
-    ...(controllers ? { logs: (r) => controllers.logs(r) } : {}),
+    ...(controllers ? { logs: (r) => controllers.logs(r), writeLog: (r) => controllers.writeLog(r) } : {}),
     ...(options.watchTimeoutSeconds !== undefined
       ? { watchTimeoutSeconds: options.watchTimeoutSeconds }
       : {}),

@@ -11,32 +11,107 @@ import { labelSelectorToString } from './selectors.js';
 import type { Store } from './store.js';
 import { timestamp } from './store-values.js';
 import { type KubeObject, type LabelSelector, isRecord } from './types.js';
+import { type LogLine, parseRfc3339Ns, rfc3339Nano } from './controllers/container-log.js';
+import type { PodLogRead } from './controllers/container-logs.js';
 
 export interface LogRequest {
   namespace: string;
   name: string;
   container?: string | undefined;
   previous: boolean;
-  tailLines?: number | undefined;
 }
 
-/** GET pods/log: the text the simulated kubelet has for the pod (empty without one). */
+/** The pods/log query parameters that shape the answer, checked as the apiserver does. */
+interface LogShape {
+  follow: boolean;
+  timestamps: boolean;
+  tailLines: number | undefined;
+  sinceNs: bigint | undefined;
+  limitBytes: number | undefined;
+}
+
+function logShape(q: URLSearchParams, nowMs: number): LogShape {
+  const tailLines = intParam(q, 'tailLines');
+  const sinceSeconds = intParam(q, 'sinceSeconds');
+  const limitBytes = intParam(q, 'limitBytes');
+  const sinceTime = q.get('sinceTime');
+  if (sinceSeconds !== undefined && sinceTime !== null) {
+    throw errors.badRequest('at most one of `sinceTime` or `sinceSeconds` may be specified');
+  }
+  if (sinceSeconds !== undefined && sinceSeconds < 1)
+    throw errors.badRequest('sinceSeconds: must be greater than 0');
+  if (tailLines !== undefined && tailLines < 0)
+    throw errors.badRequest('tailLines: must be greater than or equal to 0');
+  if (limitBytes !== undefined && limitBytes < 1)
+    throw errors.badRequest('limitBytes: must be greater than 0');
+  let sinceNs: bigint | undefined;
+  if (sinceTime !== null) {
+    sinceNs = parseRfc3339Ns(sinceTime);
+    if (sinceNs === undefined) throw errors.badRequest(`invalid value for sinceTime: ${sinceTime}`);
+  } else if (sinceSeconds !== undefined) {
+    sinceNs = BigInt(nowMs - sinceSeconds * 1000) * 1_000_000n;
+  }
+  return {
+    follow: boolParam(q, 'follow'),
+    timestamps: boolParam(q, 'timestamps'),
+    tailLines,
+    sinceNs,
+    limitBytes,
+  };
+}
+
+/**
+ * GET pods/log as the kubelet answers it: the run's lines (stdout and stderr merged, as the API has no
+ * way to tell them apart), the last `tailLines`, those at or after `sinceTime`/`sinceSeconds`, each
+ * prefixed by its RFC3339Nano time with `timestamps`, cut at `limitBytes`; with `follow`, kept open and
+ * written to as the container writes, until it stops or the client goes.
+ */
 export function sendLog(
   res: Res,
-  logs: ((req: LogRequest) => string) | undefined,
+  logs: ((req: LogRequest) => PodLogRead) | undefined,
   pod: KubeObject,
   q: URLSearchParams,
+  nowMs: number,
 ): void {
-  const text =
-    logs?.({
-      namespace: pod.metadata.namespace ?? '',
-      name: pod.metadata.name,
-      container: q.get('container') ?? undefined,
-      previous: boolParam(q, 'previous'),
-      tailLines: intParam(q, 'tailLines'),
-    }) ?? '';
-  res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+  const shape = logShape(q, nowMs);
+  const read = logs?.({
+    namespace: pod.metadata.namespace ?? '',
+    name: pod.metadata.name,
+    container: q.get('container') ?? undefined,
+    previous: boolParam(q, 'previous'),
+  }) ?? { lines: [] };
+  let lines = read.lines;
+  if (shape.tailLines !== undefined) lines = shape.tailLines === 0 ? [] : lines.slice(-shape.tailLines);
+  const since = shape.sinceNs;
+  const shown = (l: LogLine): boolean => since === undefined || l.timeNs >= since;
+  const format = (l: LogLine): string => `${shape.timestamps ? `${rfc3339Nano(l.timeNs)} ` : ''}${l.text}\n`;
+  let budget = shape.limitBytes ?? Infinity;
+  const clip = (text: string): string => {
+    const bytes = Buffer.from(text);
+    const out = bytes.length > budget ? bytes.subarray(0, budget).toString() : text;
+    budget -= Math.min(bytes.length, budget);
+    return out;
+  };
+  const head = clip(lines.filter(shown).map(format).join(''));
+  if (!shape.follow || !read.live || budget <= 0) {
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(head) });
+    res.end(head);
+    return;
+  }
+  res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' });
+  if (head) res.write(head);
+  const stop = read.live.follow({
+    line: (l) => {
+      if (!shown(l)) return;
+      res.write(clip(format(l)));
+      if (budget <= 0) {
+        stop();
+        res.end();
+      }
+    },
+    end: () => res.end(),
+  });
+  res.on('close', stop);
 }
 
 export function scaleOf(o: KubeObject): object {

@@ -3,6 +3,7 @@
  * handed to watch.ts, the subresources beyond status to subresources.ts), each reading its body and
  * parameters as the apiserver does and answering with the stored object, a list or a Status.
  */
+import type { PodLogRead } from './controllers/container-logs.js';
 import type http from 'node:http';
 import { StatusError, errors } from './errors.js';
 import type { Verb } from './faults.js';
@@ -25,7 +26,7 @@ import type { WatchStreams } from './watch.js';
 
 export interface VerbOptions {
   /** Pod logs, from the simulated kubelet. */
-  logs?: ((req: LogRequest) => string) | undefined;
+  logs?: ((req: LogRequest) => PodLogRead) | undefined;
   maxBodyBytes?: number | undefined;
 }
 
@@ -95,7 +96,7 @@ export class Verbs {
     if (!name) throw errors.methodNotAllowed('get requires a name');
     const o = this.store.mustGet(resource, namespace, name);
     if (sub === 'log') {
-      sendLog(res, this.options.logs, o, q);
+      sendLog(res, this.options.logs, o, q, this.store.now());
       return;
     }
     if (sub === 'scale') {

@@ -51,7 +51,7 @@ export class ContainerExits {
     const b = this.ctx.behaviour;
     const finishedMs = this.ctx.now();
     const reason = oom ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error';
-    const logs = logExit(c, exitCode, oom);
+    const logs = logExit(this.ctx, c, exitCode, oom);
     const terminated: ContainerStateTerminated = {
       containerID: c.containerID ?? '',
       exitCode,

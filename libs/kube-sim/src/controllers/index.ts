@@ -9,6 +9,7 @@ import type { PodRange } from '../pod-range.js';
 import { typeKey } from '../resources.js';
 import type { Store, StoreEvent } from '../store.js';
 import type { KubeObject } from '../types.js';
+import type { LogWrite, PodLogRead } from './container-logs.js';
 import { Context } from './context.js';
 import { DeploymentController } from './deployment.js';
 import { JobController } from './job.js';
@@ -22,7 +23,9 @@ import { StatefulSetController } from './statefulset.js';
 
 export interface Controllers {
   /** Pod logs for the pods/log subresource. */
-  logs(req: LogRequest): string;
+  logs(req: LogRequest): PodLogRead;
+  /** Lines a test asks a running container to write (`POST /sim/pods/<ns>/<name>/log`). */
+  writeLog(req: LogWrite): number;
   /** Changes pacing at run time (nodes excepted). */
   setBehaviour(partial: Partial<BehaviourConfig>): BehaviourConfig;
   /** Stops every controller; resolves once the pods' listeners are closed. */
@@ -127,6 +130,7 @@ export function startControllers(
 
   return {
     logs: (req) => kubelet.logs(req),
+    writeLog: (req) => kubelet.writeLog(req),
     setBehaviour: (partial) => {
       const { nodes: _ignored, ...rest } = partial;
       ctx.behaviour = { ...ctx.behaviour, ...rest };

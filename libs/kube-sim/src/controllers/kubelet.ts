@@ -6,11 +6,13 @@
  * failure conventions, crash loops), container-logs.ts (the log buffers and pods/log) and pod-ports.ts
  * (the containers' ports answering HTTP at the pod's loopback IP).
  */
+import { rmSync } from 'node:fs';
 import type { LogRequest } from '../api-server.js';
 import type { StoreEvent } from '../store.js';
 import type { KubeObject } from '../types.js';
 import { ContainerExits } from './container-exits.js';
-import { logSigterm, podLogs, startLog } from './container-logs.js';
+import { podLogDir } from './container-log.js';
+import { type LogWrite, type PodLogRead, logSigterm, podLogs, startLog, writeLog } from './container-logs.js';
 import type { Context } from './context.js';
 import { ImagePulls } from './image-pulls.js';
 import type { Nodes } from './nodes.js';
@@ -132,7 +134,7 @@ export class Kubelet {
     c.containerID = id;
     if (!c.imageID) c.imageID = imageIdOf(c.image);
     const pod = c.sim.printEnv ? this.ctx.store.get(this.ctx.types.pods, run.namespace, run.name) : undefined;
-    startLog(c, pod);
+    startLog(this.ctx, run, c, pod);
     c.state = { running: { startedAt: timestamp(startedMs) } };
     c.started = true;
     // A new run of the container binds its ports afresh (sync → serve).
@@ -153,6 +155,15 @@ export class Kubelet {
       });
     }
     this.exits.schedule(run, c, startedMs, live);
+    if (c.sim.logEveryMs > 0) {
+      let n = 0;
+      const tick = (): void => {
+        if (!live()) return;
+        c.logs?.write('stdout', `kubesim: ${run.name} ${c.name} line ${++n}`);
+        this.runs.after(run, c.sim.logEveryMs, 'log line', tick);
+      };
+      this.runs.after(run, c.sim.logEveryMs, 'log line', tick);
+    }
 
     if (c.sidecar) {
       // A sidecar counts as done for init ordering once it has started.
@@ -233,6 +244,15 @@ export class Kubelet {
     if (!run) return;
     this.runs.clearTimers(run);
     this.runs.delete(uid);
+    for (const c of [...run.init, ...run.containers]) c.logs?.end();
+    // The kubelet removes a gone pod's log files once its containers are collected.
+    const files = this.ctx.behaviour.podLogFiles;
+    if (files) {
+      const dir = podLogDir(files.dir, run.namespace, run.name, run.uid);
+      this.ctx.timers.after(files.retainMs, 'pod log files', () => {
+        rmSync(dir, { recursive: true, force: true });
+      });
+    }
     // Its ports close before its address can go to another pod.
     this.runs.serve(run);
     if (run.ip) this.nodes.releaseIP(run.node, run.ip);
@@ -250,7 +270,12 @@ export class Kubelet {
   }
 
   /** The pods/log subresource (container-logs.ts). */
-  logs(req: LogRequest): string {
+  logs(req: LogRequest): PodLogRead {
     return podLogs(this.ctx, req, (uid) => this.runs.get(uid));
+  }
+
+  /** Lines a test asks a running container to write (container-logs.ts). */
+  writeLog(req: LogWrite): number {
+    return writeLog(this.ctx, req, (uid) => this.runs.get(uid));
   }
 }

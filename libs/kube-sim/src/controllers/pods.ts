@@ -200,6 +200,10 @@ export interface SimConfig {
   drainMs: number | undefined;
   terminationMessage: string | undefined;
   log: string[];
+  /** Lines printed on stderr at start (KUBESIM_LOG_ERR). */
+  logErr: string[];
+  /** Writes a numbered line on stdout this often while running (KUBESIM_LOG_EVERY_MS); 0: never. */
+  logEveryMs: number;
   pullError: boolean;
   printEnv: boolean;
   /** A crash image (CRASH_IMAGE_PREFIX): the app dies while starting, never ready. */
@@ -235,13 +239,16 @@ export function simConfig(c: Container): SimConfig {
   const runMs = int(env.get(SIM_ENV.runMs));
   const drainMs = int(env.get(SIM_ENV.drainMs));
   const log = env.get(SIM_ENV.log);
+  const lines = (v: string | undefined): string[] => (v === undefined || v === '' ? [] : v.split('\n'));
   return {
     behaviour,
     exitCode: int(env.get(SIM_ENV.exitCode)),
     runMs: runMs !== undefined && runMs >= 0 ? runMs : undefined,
     drainMs: drainMs !== undefined && drainMs >= 0 ? drainMs : undefined,
     terminationMessage: env.get(SIM_ENV.terminationMessage),
-    log: log === undefined || log === '' ? [] : log.split('\n'),
+    log: lines(log),
+    logErr: lines(env.get(SIM_ENV.logErr)),
+    logEveryMs: Math.max(0, int(env.get(SIM_ENV.logEveryMs)) ?? 0),
     pullError: lastSegment.startsWith(PULL_ERROR_IMAGE_PREFIX),
     printEnv: env.get(SIM_ENV.printEnv)?.trim() === '1',
     crashOnStart,

@@ -14,6 +14,7 @@ import type {
   SimConfig,
 } from './pods.js';
 import { podStatus, simConfig, timestamp } from './pods.js';
+import type { ContainerLog } from './container-log.js';
 import type { PortListener } from './pod-http.js';
 import type { Timer } from './timers.js';
 
@@ -37,9 +38,9 @@ export interface ContainerRun {
   done: boolean;
   crashBackoffMs: number;
   pullBackoffMs: number;
-  /** Lines of the current (or last) run; undefined until it first started. */
-  logs: string[] | undefined;
-  previousLogs: string[] | undefined;
+  /** The log of the current (or last) run; undefined until it first started. */
+  logs: ContainerLog | undefined;
+  previousLogs: ContainerLog | undefined;
   /** The HTTP listeners of this run of the container, by port (pods answer HTTP). */
   listeners: Map<number, PortListener>;
   /** Ports this run of the container could not bind: not tried again until it restarts. */

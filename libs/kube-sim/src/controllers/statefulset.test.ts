@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { StoreEvent } from '../store.js';
 import type { KubeObject } from '../types.js';
+import { logText } from './container-logs.js';
 import {
   type Harness,
   container,
@@ -190,7 +191,7 @@ describe('StatefulSet controller', () => {
     await eventually(() => settled('idx', 3), 'settled');
     for (const i of [0, 1, 2]) {
       const uid = h.get('', 'pods', `idx-${i}`)?.metadata.uid ?? '';
-      const log = h.controllers.logs({ namespace: h.namespace, name: `idx-${i}`, previous: false });
+      const log = logText(h.controllers.logs({ namespace: h.namespace, name: `idx-${i}`, previous: false }));
       expect(log).toContain(
         `CF_INSTANCE_INDEX=${i}\nCF_INSTANCE_GUID=${uid}\nMISSING=\nFROM_SECRET=<from secretKeyRef>\n`,
       );

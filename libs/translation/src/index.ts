@@ -27,3 +27,4 @@ export * from './refusal.js';
 export * from './drift.js';
 export * from './pods-refused.js';
 export * from './route-registrations.js';
+export * from './log-source.js';

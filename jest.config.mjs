@@ -1,4 +1,6 @@
 // Jest runs in native ESM mode (client-node 1.x is ESM-only); swc strips types, `tsc -b` type-checks.
+import { availableParallelism } from 'node:os';
+
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',
@@ -17,6 +19,9 @@ const common = {
 };
 export default {
   testTimeout: 30000,
+  // Most suites wait on timers (the simulated kubelet, backoffs, the watch), not on a core: one worker
+  // more than the cores, at most 4 (jest's default of cores − 1 runs one suite at a time on 2 cores).
+  maxWorkers: Math.min(4, availableParallelism() + 1),
   globalSetup: '<rootDir>/test/global-setup.mjs',
   globalTeardown: '<rootDir>/test/global-teardown.mjs',
   projects: [

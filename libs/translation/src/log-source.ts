@@ -64,6 +64,9 @@ export function logSourceOf(o: LogOrigin): LogSource {
     tags['process_instance_id'] = o.podUid;
   }
   // An empty tag (a name CC did not send) says nothing; Log Cache keeps tags as given.
-  for (const [k, v] of Object.entries(tags)) if (v === '') delete tags[k];
-  return { sourceId: app.appGuid, instanceId, tags };
+  return {
+    sourceId: app.appGuid,
+    instanceId,
+    tags: Object.fromEntries(Object.entries(tags).filter(([, v]) => v !== '')),
+  };
 }

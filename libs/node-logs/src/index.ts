@@ -1,0 +1,2 @@
+export * from './cri.js';
+export * from './tailer.js';

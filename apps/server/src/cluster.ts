@@ -5,7 +5,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Settings } from '@opi/config';
-import { type KubeConnection, loadKubeConfig } from '@opi/kube';
+import { type KubeConnection, configuredCluster, loadKubeConfig } from '@opi/kube';
 import { podServingHint, startSimulator } from '@opi/kube-sim';
 import type { Logger } from '@opi/logging';
 
@@ -15,16 +15,13 @@ export interface ChosenCluster {
 }
 
 export async function chooseCluster(settings: Settings, logger: Logger): Promise<ChosenCluster> {
-  if (settings.kubeconfig) {
-    logger.info({ kubeconfig: settings.kubeconfig }, 'using the cluster of KUBECONFIG');
-    return {
-      connection: loadKubeConfig({ kubeconfigFile: settings.kubeconfig }),
-      close: () => Promise.resolve(),
-    };
-  }
-  if (settings.inCluster) {
-    logger.info('using the in-cluster configuration');
-    return { connection: loadKubeConfig({ inCluster: true }), close: () => Promise.resolve() };
+  const configured = configuredCluster(settings);
+  if (configured) {
+    logger.info(
+      settings.kubeconfig ? { kubeconfig: settings.kubeconfig } : {},
+      settings.kubeconfig ? 'using the cluster of KUBECONFIG' : 'using the in-cluster configuration',
+    );
+    return { connection: configured, close: () => Promise.resolve() };
   }
   const sim = await startSimulator({ namespaces: [settings.namespace] });
   const file = join(tmpdir(), `opi-kubesim-${sim.port}.kubeconfig`);

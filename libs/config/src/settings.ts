@@ -177,6 +177,21 @@ const schema = z.object({
   OPI_NATS_TLS_CA_FILE: z.string().optional(),
   OPI_NATS_TLS_CERT_FILE: z.string().optional(),
   OPI_NATS_TLS_KEY_FILE: z.string().optional(),
+  /** A Loggregator v2 ingress (an agent at 127.0.0.1:3458, or doppler:8082) for app logs; unset: none sent. */
+  OPI_LOGGREGATOR_ADDR: hostPorts.optional(),
+  OPI_LOGGREGATOR_CA_FILE: z.string().optional(),
+  OPI_LOGGREGATOR_CERT_FILE: z.string().optional(),
+  OPI_LOGGREGATOR_KEY_FILE: z.string().optional(),
+  /** The name the ingress's certificate is checked against (go-loggregator's `metron`). */
+  OPI_LOGGREGATOR_SERVER_NAME: z.string().min(1).max(253).default('metron'),
+  /** Envelopes held while Loggregator is away or slow; beyond, the oldest are dropped (and counted). */
+  OPI_LOGGREGATOR_MAX_BUFFERED: int(100, 10_000_000).default(10_000),
+  /** The log agent's node (the DaemonSet sets it from spec.nodeName); it tails only this node's pods. */
+  OPI_NODE_NAME: z.string().min(1).max(253).optional(),
+  /** The kubelet's pod log root the log agent tails. */
+  OPI_POD_LOG_DIR: z.string().min(1).default('/var/log/pods'),
+  /** Where the log agent keeps its read positions across restarts (a node-local path). */
+  OPI_LOG_POSITIONS_FILE: z.string().min(1).default('/var/lib/opi-log-agent/positions.json'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -231,6 +246,17 @@ export interface Settings {
   metrics: { port: number };
   /** Off, or NATS: every routed instance registered with gorouter (apps/worker/src/routing). */
   routing: RoutingSettings;
+  /** Where app, task and staging output and usage go; undefined: nowhere (@opi/loggregator). */
+  loggregator: LoggregatorSettings | undefined;
+  /** The log agent's side (apps/log-agent): which node, which files, where its positions are kept. */
+  nodeLogs: { nodeName: string | undefined; dir: string; positionsFile: string };
+}
+
+export interface LoggregatorSettings {
+  address: HostPort;
+  tls: { caFile?: string; certFile?: string; keyFile?: string };
+  serverName: string;
+  maxBuffered: number;
 }
 
 /** One NATS server, its credentials apart from its address (the address may be logged, they never). */
@@ -325,6 +351,12 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
   const pairs: [string, unknown, string, unknown][] = [
     ['OPI_TLS_CERT_FILE', e.OPI_TLS_CERT_FILE, 'OPI_TLS_KEY_FILE', e.OPI_TLS_KEY_FILE],
     ['OPI_DASHBOARD_USERNAME', e.OPI_DASHBOARD_USERNAME, 'OPI_DASHBOARD_PASSWORD', e.OPI_DASHBOARD_PASSWORD],
+    [
+      'OPI_LOGGREGATOR_CERT_FILE',
+      e.OPI_LOGGREGATOR_CERT_FILE,
+      'OPI_LOGGREGATOR_KEY_FILE',
+      e.OPI_LOGGREGATOR_KEY_FILE,
+    ],
   ];
   for (const [a, va, b, vb] of pairs) {
     if ((va === undefined) !== (vb === undefined)) {
@@ -433,5 +465,24 @@ export function parseSettings(env: Record<string, string | undefined>): Settings
     finishedJobTtlSeconds: e.OPI_FINISHED_JOB_TTL_SECONDS,
     metrics: { port: e.OPI_METRICS_PORT },
     routing: routingSettings(e),
+    loggregator: loggregatorSettings(e),
+    nodeLogs: { nodeName: e.OPI_NODE_NAME, dir: e.OPI_POD_LOG_DIR, positionsFile: e.OPI_LOG_POSITIONS_FILE },
   });
+}
+
+function loggregatorSettings(e: Env): LoggregatorSettings | undefined {
+  const addresses = e.OPI_LOGGREGATOR_ADDR ?? [];
+  if (addresses.length > 1) throw new SettingsError('OPI_LOGGREGATOR_ADDR takes one host:port');
+  const address = addresses[0];
+  if (!address) return undefined;
+  return {
+    address,
+    tls: {
+      ...(e.OPI_LOGGREGATOR_CA_FILE ? { caFile: e.OPI_LOGGREGATOR_CA_FILE } : {}),
+      ...(e.OPI_LOGGREGATOR_CERT_FILE ? { certFile: e.OPI_LOGGREGATOR_CERT_FILE } : {}),
+      ...(e.OPI_LOGGREGATOR_KEY_FILE ? { keyFile: e.OPI_LOGGREGATOR_KEY_FILE } : {}),
+    },
+    serverName: e.OPI_LOGGREGATOR_SERVER_NAME,
+    maxBuffered: e.OPI_LOGGREGATOR_MAX_BUFFERED,
+  };
 }

@@ -48,7 +48,12 @@ export {
   type KubeCallReport,
   type KubeVerb,
 } from './client-node/adapter.js';
-export { loadKubeConfig, type KubeConfigSource, type KubeConnection } from './client-node/kubeconfig.js';
+export {
+  configuredCluster,
+  loadKubeConfig,
+  type KubeConfigSource,
+  type KubeConnection,
+} from './client-node/kubeconfig.js';
 export {
   DEFAULT_ACQUIRE_JITTER,
   DEFAULT_LEASE_DURATION_MS,

@@ -124,7 +124,8 @@ describe('LogTailer', () => {
   it('forgets the files of a pod whose directory is gone, and counts lines that are not records', async () => {
     const d = dirOf('gone');
     let bad = 0;
-    const t = tailer({ firstStart: 'head', onBadLine: () => bad++ });
+    const gone: string[] = [];
+    const t = tailer({ firstStart: 'head', onBadLine: () => bad++, onPodGone: (uid) => gone.push(uid) });
     appendFileSync(join(d, '0.log'), 'garbage\n' + record('stdout', 'ok'));
     await t.start();
     expect(texts()).toEqual(['ok']);
@@ -133,5 +134,6 @@ describe('LogTailer', () => {
     rmSync(join(root, 'ns_gone_uid-gone'), { recursive: true });
     await t.pollOnce();
     expect(t.files).toBe(0);
+    expect(gone).toEqual(['uid-gone']);
   });
 });

@@ -35,6 +35,8 @@ export interface TailerOptions {
   /** A line that is not a CRI record (left out). */
   onBadLine?(file: ContainerLogFile): void;
   onError?(error: unknown): void;
+  /** A pod's log directory is gone (the kubelet removed it): nothing more will come from it. */
+  onPodGone?(podUid: string): void;
 }
 
 interface Tracked {
@@ -102,7 +104,9 @@ export class LogTailer {
     this.timer = setTimeout(() => {
       this.pollOnce()
         .catch((e: unknown) => this.opts.onError?.(e))
-        .finally(() => { this.schedule(); });
+        .finally(() => {
+          this.schedule();
+        });
     }, this.opts.pollMs);
     this.timer.unref();
   }
@@ -151,7 +155,10 @@ export class LogTailer {
         }
       }
     }
+    const podsBefore = new Set([...this.tracked.values()].map((t) => t.file.podUid));
     for (const key of this.tracked.keys()) if (!seen.has(key)) this.tracked.delete(key);
+    const podsNow = new Set([...this.tracked.values()].map((t) => t.file.podUid));
+    for (const uid of podsBefore) if (!podsNow.has(uid)) this.opts.onPodGone?.(uid);
     this.firstPoll = false;
     this.saved.clear();
     if (Date.now() - this.lastSave >= this.opts.saveEveryMs) await this.savePositions();

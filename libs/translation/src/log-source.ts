@@ -5,6 +5,7 @@
  * (`app_recipe_builder.rb`, `metric_tags`). Pure: the caller finds the record and the index.
  */
 import type { AppIdentity, DesiredLrp, DesiredTask } from '@opi/domain';
+import { SOURCE_TYPE_STAGING } from './staging-job.js';
 
 export type LogOrigin =
   | {
@@ -24,8 +25,6 @@ export interface LogSource {
   tags: Record<string, string>;
 }
 
-export const LOG_SOURCE_STAGING = 'STG';
-
 /** Diego's `APP/PROC/<TYPE>` for an LRP, `APP/TASK/<name>` for a task, `STG` for staging. */
 export function logSourceType(o: LogOrigin): string {
   switch (o.kind) {
@@ -34,7 +33,7 @@ export function logSourceType(o: LogOrigin): string {
     case 'task':
       return `APP/TASK/${o.task.name}`;
     case 'staging':
-      return LOG_SOURCE_STAGING;
+      return SOURCE_TYPE_STAGING;
   }
 }
 

@@ -61,3 +61,15 @@ export function clientNodeConfig(connection: KubeConnection | KubeConfig): KubeC
   if (connection instanceof KubeConfig) return connection;
   throw new TypeError('not a connection from loadKubeConfig');
 }
+
+/**
+ * The cluster a process is configured for: the KUBECONFIG file, else the pod's service account when it
+ * runs in one; undefined when neither (a process that needs a cluster then refuses to start).
+ */
+export function configuredCluster(settings: {
+  kubeconfig: string | undefined;
+  inCluster: boolean;
+}): KubeConnection | undefined {
+  if (settings.kubeconfig) return loadKubeConfig({ kubeconfigFile: settings.kubeconfig });
+  return settings.inCluster ? loadKubeConfig({ inCluster: true }) : undefined;
+}

@@ -1,0 +1,3 @@
+export * from './origins.js';
+export * from './shipper.js';
+export * from './start.js';

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { desireBody, taskBody, uuid } from '@opi/contract/testing';
+import { buildpackLifecycle, desireBody, stagingBody, taskBody, uuid } from '@opi/contract/testing';
 import { loadKubeConfig } from '@opi/kube';
 import { createLogger } from '@opi/logging';
 import { type RunningLogAgent, startLogAgent } from '../../../apps/log-agent/src/index.js';
@@ -159,6 +159,23 @@ maybe('the log agent', () => {
       instance_id: '0',
       tags: { source_type: 'APP/TASK/migrate', app_name: 'app' },
     });
+  });
+
+  it('tags a buildpack staging’s output STG, instance 0', async () => {
+    const g = uuid(8, 'lg');
+    const body = stagingBody('http://127.0.0.1:1', g, buildpackLifecycle(), {
+      KUBESIM_RUN_MS: '2000',
+      KUBESIM_LOG: 'detecting buildpacks',
+      KUBESIM_LOG_ERR: 'a warning',
+    });
+    expect((await call(s.base, 'POST', `/stage/${g}`, body)).status).toBe(202);
+    const got = await eventually(async () => {
+      const found = logs((x) => text(x) === 'detecting buildpacks' || text(x) === 'a warning');
+      return found.length === 2 ? found : undefined;
+    }, 'the staging’s lines');
+    for (const e of got)
+      expect(e).toMatchObject({ source_id: 'app-1', instance_id: '0', tags: { source_type: 'STG' } });
+    expect(got.map((e) => e.log?.type ?? 'OUT')).toEqual(['OUT', 'ERR']);
   });
 
   it('keeps 1,000 lines written 1 ms apart in order with strictly increasing times, across an agent restart', async () => {

@@ -4,7 +4,7 @@
  * through @kubernetes/client-node, exactly as it reaches a real cluster.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { ApiServer } from './api-server.js';
 import { type BehaviourConfig, DEFAULT_BEHAVIOUR } from './behaviour.js';
 import { type Controllers, startControllers } from './controllers/index.js';
@@ -188,8 +188,11 @@ async function start(options: SimulatorOptions, claim: PodRangeClaim | undefined
     podRange: claim?.cidr,
     servePods,
     kubeconfig: (namespace) => kubeconfigYaml(url, token, namespace),
-    writeKubeconfig: (file, namespace) =>
-      writeFile(file, kubeconfigYaml(url, token, namespace), { mode: 0o600 }),
+    // Written aside and renamed: a client polling for the file (compose's workers) never reads half of it.
+    writeKubeconfig: async (file, namespace) => {
+      await writeFile(`${file}.tmp`, kubeconfigYaml(url, token, namespace), { mode: 0o600 });
+      await rename(`${file}.tmp`, file);
+    },
     close: async () => {
       await controllers?.stop();
       gc.stop();

@@ -76,7 +76,8 @@ describe('crash reports', () => {
       'an image that cannot be pulled',
       2,
       { lifecycle: { docker_lifecycle: { image: 'registry.example/kubesim-pull-error:1', command: [] } } },
-      /^APP\/PROC\/WEB: ErrImagePull: \S/,
+      // ErrImagePull, or ImagePullBackOff when the watch first sees the pod after its first back-off.
+      /^APP\/PROC\/WEB: (ErrImagePull|ImagePullBackOff): \S/,
     ],
   ])(
     'says what happened: %s',

@@ -4,17 +4,13 @@
  * envelope it decoded, and can cut the streams it holds or go away and come back on the same port.
  */
 import {
-  type GrpcObject,
   Server,
   ServerCredentials,
   type ServerReadableStream,
-  type ServiceClientConstructor,
   type UntypedServiceImplementation,
-  loadPackageDefinition,
   status,
 } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { PROTO_OPTIONS } from '@opi/loggregator';
+import { ingressClientClass } from '@opi/loggregator';
 import type { Pki } from './pki.js';
 
 /** An envelope as decoded (proto field names; int64 as a decimal string; bytes as a Buffer). */
@@ -38,15 +34,6 @@ export interface FakeIngress {
   /** Stops listening (streams cut); `start` listens again on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
-}
-
-function ingressService(): ServiceClientConstructor['service'] {
-  const pkg = loadPackageDefinition(
-    loadSync('loggregator-api/v2/ingress.proto', PROTO_OPTIONS),
-  ) as unknown as {
-    loggregator: { v2: GrpcObject };
-  };
-  return (pkg.loggregator.v2['Ingress'] as ServiceClientConstructor).service;
 }
 
 export async function startFakeIngress(pki: Pki, port = 0): Promise<FakeIngress> {
@@ -101,7 +88,7 @@ export async function startFakeIngress(pki: Pki, port = 0): Promise<FakeIngress>
     async start() {
       const s = new Server();
       server = s;
-      s.addService(ingressService(), impl);
+      s.addService(ingressClientClass().service, impl);
       fake.port = await new Promise<number>((resolve, reject) => {
         s.bindAsync(`127.0.0.1:${fake.port}`, creds, (e, p) => {
           if (e) reject(e);

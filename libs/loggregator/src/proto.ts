@@ -4,10 +4,10 @@ import { loadSync } from '@grpc/proto-loader';
 import { fileURLToPath } from 'node:url';
 
 /** `libs/loggregator/proto`, from `src/` under jest and from `dist/` when built. */
-export const PROTO_DIR = fileURLToPath(new URL('../proto', import.meta.url));
+const PROTO_DIR = fileURLToPath(new URL('../proto', import.meta.url));
 
 // keepCase: the wire objects use the proto's field names; longs as strings keep int64 nanoseconds exact.
-export const PROTO_OPTIONS = {
+const PROTO_OPTIONS = {
   includeDirs: [PROTO_DIR],
   keepCase: true,
   longs: String,
@@ -18,7 +18,7 @@ export const PROTO_OPTIONS = {
 
 let ingress: ServiceClientConstructor | undefined;
 
-/** The generated client class of `loggregator.v2.Ingress`, loaded once. */
+/** The generated client class of `loggregator.v2.Ingress`, loaded once (its `service` serves test servers too). */
 export function ingressClientClass(): ServiceClientConstructor {
   if (ingress) return ingress;
   const definition = loadSync('loggregator-api/v2/ingress.proto', PROTO_OPTIONS);

@@ -5,7 +5,7 @@
  * CRI log file the way the kubelet lays them out: `<dir>/<ns>_<pod>_<uid>/<container>/<restart>.log`,
  * lines `<RFC3339Nano> <stdout|stderr> <F|P> <text>`, rotated at a size.
  */
-import { appendFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 export type LogStreamName = 'stdout' | 'stderr';
@@ -77,7 +77,7 @@ class CriLogFile {
 
   private rotate(ns: bigint): void {
     let rotated = `${this.path}.${rotationStamp(Number(ns / 1_000_000n))}`;
-    for (let n = 1; existsFile(rotated); n++)
+    for (let n = 1; existsSync(rotated); n++)
       rotated = `${this.path}.${rotationStamp(Number(ns / 1_000_000n))}.${n}`;
     renameSync(this.path, rotated);
     this.size = 0;
@@ -89,15 +89,6 @@ class CriLogFile {
     // maxFiles counts the live file too.
     for (const f of old.slice(0, Math.max(0, old.length - (this.settings.maxFiles - 1))))
       rmSync(join(dir, f));
-  }
-}
-
-function existsFile(path: string): boolean {
-  try {
-    statSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 
